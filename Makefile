@@ -1,0 +1,38 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Both create or refresh .venv from pyproject.toml by themselves.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test check lint typecheck pytest venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "jaxjudge needs Python 3.11; found " + sys.version.split()[0])'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: venv
+	$(BIN)/jaxjudge check
+	@echo "The web app arrives with the web issue; the problem bank above is ready to grade:"
+	@echo "  $(BIN)/jaxjudge grade nnx-grad-accumulation path/to/solution.py"
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+pytest: venv
+	$(BIN)/pytest -n 2
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

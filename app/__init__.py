@@ -1,0 +1,1 @@
+"""jaxjudge's web platform (arrives with the web issue)."""

@@ -1,0 +1,1 @@
+"""jaxjudge's grading core: problem folders, the sandboxed child, comparison and verdicts."""

@@ -1,0 +1,212 @@
+"""The code that runs learner solutions, in a child process the grader owns.
+
+Started as ``python -I -u -m grader.child RESULT_FD``. It imports the runtime,
+sends HELLO on the result channel, then reads exactly one JOB frame from stdin:
+the entry point, one or more solutions' sources, and the case inputs. For each
+solution it compiles and executes the source, calls the entry point once per
+case, converts what comes back to plain numpy arrays *here*, inside the time
+limit, and sends one frame per case. Learner stdout/stderr go to the process's
+own fds 1 and 2, which the parent reads separately with a byte cap.
+
+Nothing in this process ever holds expected outputs or the reference (unless
+the job is a trusted run of the reference itself), so there is nothing to
+peek at. Its frames are data, never verdicts: the parent decides.
+"""
+
+from __future__ import annotations
+
+import builtins
+import linecache
+import os
+import sys
+import time
+import traceback
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from grader import protocol
+from grader.protocol import Kind
+
+MAX_MESSAGE_CHARS = 8000
+
+
+def _import_runtime() -> Any:
+    import flax  # noqa: F401  (imported ahead so learner imports are instant)
+    import jax
+    import jax.numpy as jnp  # noqa: F401
+    import optax  # noqa: F401
+    from flax import nnx  # noqa: F401
+    from flax.training import train_state  # noqa: F401
+
+    return jax
+
+
+class _Channel:
+    def __init__(self, fd: int) -> None:
+        self._stream: BinaryIO = os.fdopen(fd, "wb", buffering=0)
+
+    def send(self, kind: Kind, meta: dict[str, Any], data: bytes = b"") -> None:
+        self._stream.write(protocol.encode_frame(kind, meta, data))
+
+
+def _safe_text(render: Any) -> str:
+    try:
+        return str(render())[:MAX_MESSAGE_CHARS]
+    except BaseException:  # a hostile __str__ must not take the child down
+        return "(the exception's message could not be rendered)"
+
+
+def learner_traceback(error: BaseException, filename: str) -> str:
+    """The traceback cut down to the learner's own frames."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+    lines = ["Traceback (your code only):\n", *traceback.StackSummary.from_list(frames).format()]
+    lines.append(_safe_text(lambda: "".join(traceback.format_exception_only(type(error), error))))
+    return "".join(lines)[:MAX_MESSAGE_CHARS]
+
+
+def _error_verdict(error: BaseException) -> str:
+    if isinstance(error, MemoryError):
+        return "memory_limit_exceeded"
+    if "RESOURCE_EXHAUSTED" in _safe_text(lambda: error) and "memory" in _safe_text(lambda: error).lower():
+        return "memory_limit_exceeded"
+    return "runtime_error"
+
+
+def _describe_exit(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return "the code called sys.exit(); a solution must return its result\n"
+    if isinstance(error, KeyboardInterrupt):
+        return "the code raised KeyboardInterrupt\n"
+    return ""
+
+
+def _to_array(value: Any, max_elements: int, jax: Any) -> tuple[np.ndarray[Any, Any] | None, str]:
+    """Convert one returned value to a plain ndarray, or explain why it cannot be."""
+    if value is None:
+        return None, "the function returned None; did you forget a return statement?"
+    try:
+        array = np.array(jax.device_get(value), copy=True)
+    except BaseException as error:
+        return None, f"the returned {type(value).__name__} could not be converted to an array: {_safe_text(lambda: error)}"
+    array = array.view(np.ndarray) if type(array) is not np.ndarray else array
+    if array.size > max_elements:
+        return None, f"too large: {array.size} elements (the limit is {max_elements})"
+    if array.dtype.name not in protocol.WIRE_DTYPES:
+        if np.issubdtype(array.dtype, np.floating) or jax.numpy.issubdtype(array.dtype, jax.numpy.floating):
+            array = array.astype(np.float32)  # bfloat16 and friends
+        else:
+            return None, f"the function returned a {type(value).__name__} of dtype {array.dtype}, not a numeric array"
+    return array, ""
+
+
+def _run_case(
+    channel: _Channel,
+    func: Any,
+    args: list[Any],
+    where: dict[str, Any],
+    n_outputs: int,
+    filename: str,
+    max_elements: int,
+    jax: Any,
+) -> None:
+    started = time.perf_counter()
+    try:
+        value = func(*args)
+        values = [value] if n_outputs == 1 else value
+        if n_outputs > 1 and (not isinstance(values, tuple | list) or len(values) != n_outputs):
+            raise TypeError(f"expected a tuple of {n_outputs} outputs")
+        converted = [_to_array(item, max_elements, jax) for item in values]
+    except BaseException as error:
+        message = _describe_exit(error) + learner_traceback(error, filename)
+        channel.send(
+            Kind.CASE_ERROR,
+            {**where, "seconds": time.perf_counter() - started, "verdict": _error_verdict(error), "message": message},
+        )
+        return
+    seconds = time.perf_counter() - started
+    too_large = [message for array, message in converted if array is None and message.startswith("too large")]
+    if too_large:
+        channel.send(
+            Kind.CASE_ERROR,
+            {**where, "seconds": seconds, "verdict": "output_limit_exceeded", "message": "The output is " + too_large[0]},
+        )
+        return
+    arrays = [array for array, _ in converted if array is not None]
+    specs, data = protocol.pack_arrays(arrays)
+    outputs: list[dict[str, Any]] = []
+    spec_iter = iter(specs)
+    for array, message in converted:
+        outputs.append(next(spec_iter) if array is not None else {"invalid": message})
+    channel.send(Kind.CASE_RESULT, {**where, "seconds": seconds, "outputs": outputs}, data)
+
+
+def _run_solution(
+    channel: _Channel, index: int, solution: dict[str, Any], source: str, job: dict[str, Any], cases: list[list[Any]], jax: Any
+) -> None:
+    filename = solution["filename"]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    where = {"solution": index}
+    try:
+        code = compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        detail = "".join(traceback.format_exception_only(type(error), error))
+        channel.send(Kind.SOLUTION_ERROR, {**where, "verdict": "syntax_error", "message": detail[:MAX_MESSAGE_CHARS]})
+        return
+    namespace: dict[str, Any] = {"__name__": "submission", "__builtins__": builtins, "__file__": filename}
+    try:
+        exec(code, namespace)
+    except BaseException as error:
+        message = "While loading your code:\n" + _describe_exit(error) + learner_traceback(error, filename)
+        channel.send(Kind.SOLUTION_ERROR, {**where, "verdict": _error_verdict(error), "message": message})
+        return
+    func = namespace.get(job["entry_point"])
+    if not callable(func):
+        found = "is not a function" if job["entry_point"] in namespace else "was not found at the top level"
+        channel.send(
+            Kind.SOLUTION_ERROR,
+            {**where, "verdict": "missing_entry_point", "message": f"`{job['entry_point']}` {found} of your code."},
+        )
+        return
+    for case_index, args in enumerate(cases):
+        _run_case(channel, func, args, {**where, "case": case_index}, job["n_outputs"], filename, job["max_elements"], jax)
+
+
+def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]:
+    cases: list[list[Any]] = []
+    for case in job["cases"]:
+        args: list[Any] = []
+        for arg in case["args"]:
+            if arg["kind"] == "float":
+                args.append(float(arg["value"]))
+            else:
+                array = protocol.unpack_array(arg["spec"], data, max_elements=job["max_input_elements"])
+                args.append(jnp.asarray(array))
+        cases.append(args)
+    return cases
+
+
+def main() -> None:
+    channel = _Channel(int(sys.argv[1]))
+    jax = _import_runtime()
+    channel.send(Kind.HELLO, {"backend": jax.default_backend(), "pid": os.getpid()})
+    stdin = os.fdopen(0, "rb", buffering=0)
+    frame = protocol.read_frame(stdin, max_data_bytes=1 << 31)
+    stdin.close()
+    if frame is None or frame.kind is not Kind.JOB:
+        raise SystemExit("no job received")
+    job = frame.meta
+    cases = _decode_cases(job, frame.data, jax.numpy)
+    for index, solution in enumerate(job["solutions"]):
+        source = frame.data[solution["offset"] : solution["offset"] + solution["length"]].decode()
+        _run_solution(channel, index, solution, source, job, cases, jax)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    channel.send(Kind.DONE, {})
+    # Skip interpreter shutdown: atexit handlers and lingering threads of the
+    # learner's code get no chance to write anything after DONE.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

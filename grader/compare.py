@@ -1,0 +1,116 @@
+"""Compare a child's output with the reference output (grading process only).
+
+The order of checks is the point: a real numeric dtype, the exact shape (no
+broadcasting, a scalar is shape ``()``), finiteness, then elementwise
+``|actual - desired| <= atol + rtol * |desired|`` with the reference as
+``desired``. NaN never satisfies a tolerance: a non-finite value is accepted
+only where the reference holds the same non-finite value (NaN where NaN, +inf
+where +inf).
+
+Reasons never quote expected values, so they are safe to show for hidden
+cases; callers add values for sample cases themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+NUMERIC_KINDS = frozenset("iuf")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+    def describe(self) -> str:
+        return f"rtol={self.rtol:g}, atol={self.atol:g}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ok: bool
+    reason: str
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    # max over elements of |actual - desired| / (atol + rtol * |desired|):
+    # below 1 passes; "how many tolerances away" the answer is.
+    tolerance_ratio: float | None = None
+    worst_index: tuple[int, ...] | None = None
+
+
+def format_shape(shape: tuple[int, ...]) -> str:
+    return "()" if not shape else "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dtype_problem(actual: np.ndarray[Any, Any]) -> str | None:
+    kind = actual.dtype.kind
+    if kind == "b":
+        return "the output is boolean; a numeric array was expected"
+    if kind == "c":
+        return "the output is complex; a real numeric array was expected"
+    if kind not in NUMERIC_KINDS:
+        return f"the output has dtype {actual.dtype.name}; a real numeric array was expected"
+    return None
+
+
+def _non_finite_problem(actual: np.ndarray[Any, Any], desired: np.ndarray[Any, Any]) -> str | None:
+    desired_finite = np.isfinite(desired)
+    # Where the reference is finite, the output must be finite too.
+    bad = ~np.isfinite(actual) & desired_finite
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "NaN" if np.isnan(actual[index]) else "an infinity"
+        return f"the output has {what} at index {index} where a finite value was expected"
+    # Where the reference is not finite, the output must hold the same value.
+    special = ~desired_finite
+    same = (np.isnan(actual) & np.isnan(desired)) | (actual == desired)
+    mismatch = special & ~same
+    if mismatch.any():
+        index = tuple(int(i) for i in np.argwhere(mismatch)[0])
+        return f"the output at index {index} differs from the expected non-finite value"
+    return None
+
+
+def compare(actual: np.ndarray[Any, Any], desired: np.ndarray[Any, Any], tolerance: Tolerance) -> Comparison:
+    problem = _dtype_problem(actual)
+    if problem:
+        return Comparison(False, problem)
+    if actual.shape != desired.shape:
+        return Comparison(
+            False,
+            f"expected shape {format_shape(desired.shape)}, got {format_shape(actual.shape)}",
+        )
+    a = actual.astype(np.float64)
+    d = desired.astype(np.float64)
+    problem = _non_finite_problem(a, d)
+    if problem:
+        return Comparison(False, problem, tolerance_ratio=float("inf"))
+    if a.size == 0:
+        return Comparison(True, "", 0.0, 0.0, 0.0)
+    finite = np.isfinite(d)
+    error = np.where(finite, np.abs(a - d), 0.0)
+    allowed = tolerance.atol + tolerance.rtol * np.abs(np.where(finite, d, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(error == 0.0, 0.0, error / allowed)
+        relative = np.where(error == 0.0, 0.0, error / np.abs(np.where(finite, d, 1.0)))
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    max_ratio = float(ratio[worst])
+    ok = bool((error <= allowed).all())
+    reason = ""
+    if not ok:
+        reason = (
+            f"max abs error {float(error.max()):.4g} (relative {float(relative.max()):.3g}) at index {worst}:"
+            f" {max_ratio:.3g}x the tolerance ({tolerance.describe()})"
+        )
+    return Comparison(
+        ok,
+        reason,
+        max_abs_error=float(error.max()),
+        max_rel_error=float(relative.max()),
+        tolerance_ratio=max_ratio,
+        worst_index=worst,
+    )

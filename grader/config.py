@@ -1,0 +1,45 @@
+"""The one typed settings object, read from ``JAXJUDGE_*`` environment variables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="JAXJUDGE_", extra="ignore")
+
+    problems_dir: Path = Field(PROJECT_ROOT / "problems", description="Folder of problem folders.")
+    reference_dir: Path = Field(
+        PROJECT_ROOT / "reference_solutions",
+        description="Folder of reference solutions, one `<slug>.py` each; never visible to learner code.",
+    )
+    data_dir: Path = Field(PROJECT_ROOT / "var", description="Writable state: caches, databases.")
+    child_python: Path = Field(
+        Path(sys.executable), description="Interpreter that runs child processes (the pinned runtime)."
+    )
+    max_source_bytes: int = Field(256 * 1024, description="Largest submission accepted, in bytes.")
+    stdout_limit_bytes: int = Field(
+        1024 * 1024, description="Output a submission may print before output_limit_exceeded."
+    )
+    stdout_keep_bytes: int = Field(8 * 1024, description="Captured output kept and shown to the learner.")
+    max_output_elements: int = Field(
+        1_000_000, description="Largest array a child may return for one output."
+    )
+
+    @property
+    def expected_cache_dir(self) -> Path:
+        return self.data_dir / "cache" / "expected"
+
+    @property
+    def max_result_frame_bytes(self) -> int:
+        # Outputs are at most float64/int64 (8 bytes an element).
+        return 8 * self.max_output_elements * 4
+
+
+settings = Settings()

@@ -1,0 +1,51 @@
+"""Misconception feedback: does a wrong answer match a known mistake?
+
+A submission matches a mistake when, on every case it got wrong, each of its
+outputs is within the problem's tolerance of the mistake's output (shapes
+included). Passing cases are ignored: a mistake and a correct solution often
+agree on easy inputs. Mistakes are tried in name order; the first match wins.
+"""
+
+from __future__ import annotations
+
+from grader.compare import compare
+from grader.expected import TrustedOutputs
+from grader.job import SolutionOutcome
+from grader.problem import Problem
+from grader.report import CaseReport
+from grader.verdicts import Verdict
+
+
+def diagnose(
+    problem: Problem,
+    indices: list[int],
+    solution: SolutionOutcome,
+    reports: list[CaseReport],
+    trusted: TrustedOutputs,
+) -> str | None:
+    failing = []
+    for position, (case_index, report) in enumerate(zip(indices, reports, strict=True)):
+        if report.verdict is not Verdict.WRONG_ANSWER:
+            continue
+        outcome = solution.cases.get(position)
+        if outcome is None or outcome.outputs is None:
+            return None
+        failing.append((problem.cases[case_index].name, outcome.outputs))
+    if not failing:
+        return None
+    for mistake in problem.mistakes:
+        outputs_by_case = trusted.mistakes.get(mistake.name, {})
+        if all(_matches(problem, outputs, outputs_by_case.get(name)) for name, outputs in failing):
+            return mistake.diagnosis
+    return None
+
+
+def _matches(problem: Problem, actual: list[object], mistake_outputs: list[object] | None) -> bool:
+    if mistake_outputs is None:
+        return False
+    for index, (mine, theirs) in enumerate(zip(actual, mistake_outputs, strict=True)):
+        if isinstance(mine, str) or isinstance(theirs, str):
+            return False
+        if not compare(mine, theirs, problem.tolerance(index)).ok:  # type: ignore[arg-type]
+            return False
+    return True

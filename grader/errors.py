@@ -1,0 +1,30 @@
+"""Errors meant for people: one sentence naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ProblemError(Exception):
+    """A problem folder is broken; the message names the file and the field."""
+
+    def __init__(self, path: Path, field: str | None, message: str) -> None:
+        self.path = path
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = _display(self.path)
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class UsageError(Exception):
+    """The command was misused (unknown problem, unreadable file)."""
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,152 @@
+"""Trusted outputs: the reference's (what learners are compared with) and each
+known mistake's (what diagnoses are matched against).
+
+They are computed by running the reference and the mistakes together in one
+child process, in the same runtime learners get, and cached on disk by a hash
+of everything they depend on: the problem folder, the reference file, the
+library versions and the device kind. They never travel to a learner's child.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.config import settings
+from grader.job import Job, RunOutcome, Solution
+from grader.problem import Problem
+from grader.runner import ProcessRunner
+from grader.versions import runtime_versions
+
+Outputs = list[np.ndarray[Any, Any]]
+
+
+class ReferenceFailure(Exception):
+    """The reference solution did not produce an output for every case."""
+
+
+@dataclass
+class TrustedOutputs:
+    reference: dict[str, Outputs]
+    mistakes: dict[str, dict[str, Outputs]] = field(default_factory=dict)
+    # How each mistake failed where it produced no output (for `check`).
+    mistake_errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    seconds: float = 0.0
+    from_cache: bool = False
+
+
+def cache_key(problem: Problem, device: str) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(problem.folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(problem.folder)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    digest.update(problem.reference_path.read_bytes() + b"\0")
+    for name, value in sorted(runtime_versions().items()):
+        digest.update(f"{name}={value}\0".encode())
+    digest.update(device.encode())
+    return digest.hexdigest()[:32]
+
+
+def trusted_job(problem: Problem, device: str) -> Job:
+    solutions = [Solution("reference", problem.reference_source, filename="reference.py")]
+    solutions += [Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes]
+    limits = problem.config.limits
+    return Job(
+        entry_point=problem.config.entry_point,
+        n_outputs=len(problem.config.outputs),
+        solutions=tuple(solutions),
+        cases=tuple(problem.cases),
+        wall_seconds=limits.wall_seconds * len(solutions),
+        memory_mb=limits.memory_mb,
+        device=device,
+    )
+
+
+def _describe_failure(outcome: RunOutcome, solution_index: int, case_index: int) -> str:
+    solution = outcome.solutions[solution_index]
+    if solution.error_verdict:
+        return f"{solution.error_verdict.value}: {solution.message.strip()}"
+    case = solution.cases.get(case_index)
+    if case is None:
+        if outcome.timed_out:
+            return "time limit exceeded"
+        return outcome.protocol_error or outcome.startup_error or f"no result (exit status {outcome.exit_status})"
+    if case.error_verdict:
+        return f"{case.error_verdict.value}: {case.message.strip()}"
+    return "; ".join(o for o in case.outputs or [] if isinstance(o, str))
+
+
+def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Outputs | None:
+    case = outcome.solutions[solution_index].cases.get(case_index)
+    if case is None or case.outputs is None or any(isinstance(o, str) for o in case.outputs):
+        return None
+    return [o for o in case.outputs if isinstance(o, np.ndarray)]
+
+
+def compute(problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None) -> TrustedOutputs:
+    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device))
+    if outcome.startup_error:
+        raise ReferenceFailure(outcome.startup_error)
+    trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
+    for case_index, case in enumerate(problem.cases):
+        arrays = _arrays(outcome, 0, case_index)
+        if arrays is None:
+            reason = _describe_failure(outcome, 0, case_index)
+            raise ReferenceFailure(f"the reference failed on case {case.name!r}: {reason}")
+        trusted.reference[case.name] = arrays
+    for mistake_index, mistake in enumerate(problem.mistakes, start=1):
+        outputs = trusted.mistakes.setdefault(mistake.name, {})
+        errors = trusted.mistake_errors.setdefault(mistake.name, {})
+        for case_index, case in enumerate(problem.cases):
+            arrays = _arrays(outcome, mistake_index, case_index)
+            if arrays is None:
+                errors[case.name] = _describe_failure(outcome, mistake_index, case_index)
+            else:
+                outputs[case.name] = arrays
+    return trusted
+
+
+def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
+    arrays: dict[str, np.ndarray[Any, Any]] = {}
+    for case, outputs in trusted.reference.items():
+        arrays.update({f"reference/{case}/{i}": out for i, out in enumerate(outputs)})
+    for mistake, cases in trusted.mistakes.items():
+        for case, outputs in cases.items():
+            arrays.update({f"mistake/{mistake}/{case}/{i}": out for i, out in enumerate(outputs)})
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "wb") as handle:
+        np.savez(handle, allow_pickle=False, **arrays)
+    os.replace(temporary, path)  # atomic: concurrent writers each leave a whole file
+
+
+def _load(path: os.PathLike[str]) -> TrustedOutputs:
+    trusted = TrustedOutputs(reference={}, from_cache=True)
+    with np.load(path, allow_pickle=False) as archive:
+        for key in sorted(archive.files, key=lambda k: (k.rsplit("/", 1)[0], int(k.rsplit("/", 1)[1]))):
+            parts = key.split("/")
+            if parts[0] == "reference":
+                trusted.reference.setdefault(parts[1], []).append(archive[key])
+            else:
+                trusted.mistakes.setdefault(parts[1], {}).setdefault(parts[2], []).append(archive[key])
+    return trusted
+
+
+def load_or_compute(problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None) -> TrustedOutputs:
+    path = settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
+    if path.is_file():
+        return _load(path)
+    trusted = compute(problem, device, runner)
+    _save(path, trusted)
+    return trusted
+
+
+def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
+    _save(settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz", trusted)

@@ -1,0 +1,152 @@
+"""Grade one submission: run it in a child, compare in this process, diagnose."""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any, Literal
+
+import numpy as np
+
+from grader import expected
+from grader.compare import compare, format_shape
+from grader.diagnose import diagnose
+from grader.job import CaseOutcome, Job, RunOutcome, Solution
+from grader.problem import Problem
+from grader.report import CaseReport, GradeReport, describe_value, shown_values
+from grader.runner import ProcessRunner
+from grader.verdicts import Verdict
+from grader.versions import runtime_versions
+
+Mode = Literal["run", "submit"]
+
+
+def selected_cases(problem: Problem, mode: Mode) -> list[int]:
+    """Samples first, then hidden cases; `run` grades samples only."""
+    samples = [i for i, case in enumerate(problem.cases) if case.sample]
+    hidden = [i for i, case in enumerate(problem.cases) if not case.sample]
+    return samples if mode == "run" else samples + hidden
+
+
+def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict, str]:
+    """Why a case has no result when the process stopped before reporting it."""
+    if outcome.timed_out:
+        return Verdict.TIME_LIMIT_EXCEEDED, "the submission ran past its time limit and was stopped"
+    if outcome.output_limit_hit:
+        return Verdict.OUTPUT_LIMIT_EXCEEDED, "the submission printed more than the output limit and was stopped"
+    status = outcome.exit_status
+    if status is not None and status < 0:
+        name = signal.Signals(-status).name
+        hint = f"; this usually means it ran out of memory (limit {memory_mb} MB)" if name in {"SIGABRT", "SIGSEGV", "SIGBUS"} else ""
+        return Verdict.RUNTIME_ERROR, f"the process was killed by {name} before reporting this case{hint}"
+    return Verdict.RUNTIME_ERROR, f"the process exited (status {status}) before reporting this case; a solution must return, not exit"
+
+
+def _compare_case(problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: list[np.ndarray[Any, Any]]) -> None:
+    assert outcome.outputs is not None
+    report.verdict = Verdict.ACCEPTED
+    worst_ratio = -1.0
+    for index, (actual, want) in enumerate(zip(outcome.outputs, desired, strict=True)):
+        prefix = f"output {problem.config.outputs[index].name}: " if len(desired) > 1 else ""
+        if isinstance(actual, str):
+            report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + actual
+            return
+        result = compare(actual, want, problem.tolerance(index))
+        ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
+        if ratio > worst_ratio:
+            worst_ratio = ratio
+            report.expected_shape, report.actual_shape = format_shape(want.shape), format_shape(actual.shape)
+            report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
+        if not result.ok:
+            report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
+            return
+
+
+def _case_reports(problem: Problem, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs) -> list[CaseReport]:
+    solution = outcome.solutions[0]
+    reports: list[CaseReport] = []
+    stopped = False
+    for position, case_index in enumerate(indices):
+        case = problem.cases[case_index]
+        report = CaseReport(name=case.name, hidden=not case.sample, verdict=Verdict.SKIPPED)
+        reports.append(report)
+        if not report.hidden:
+            report.inputs = {name: describe_value(value) for name, value in case.args.items()}
+            report.expected = [shown_values(out) for out in trusted.reference[case.name]]
+        got = solution.cases.get(position)
+        if got is None:
+            if not stopped and not solution.error_verdict:
+                report.verdict, report.message = _missing_case_verdict(outcome, problem.config.limits.memory_mb)
+                stopped = True
+            continue
+        report.seconds = round(got.seconds, 6)
+        if got.error_verdict:
+            report.verdict, report.message = got.error_verdict, got.message
+            continue
+        _compare_case(problem, report, got, trusted.reference[case.name])
+        if not report.hidden and got.outputs is not None:
+            report.actual = [shown_values(o) if isinstance(o, np.ndarray) else o for o in got.outputs]
+    return reports
+
+
+def _overall(reports: list[CaseReport]) -> Verdict:
+    for report in reports:
+        if report.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED):
+            return report.verdict
+    return Verdict.ACCEPTED if reports else Verdict.INTERNAL_ERROR
+
+
+def build_report(problem: Problem, mode: Mode, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs) -> GradeReport:
+    versions = {**runtime_versions(), "backend": outcome.backend or "unknown"}
+    report = GradeReport(
+        problem=problem.slug, mode=mode, verdict=Verdict.ACCEPTED, score=0.0, stdout=outcome.stdout, versions=versions
+    )
+    if outcome.stdout_truncated:
+        report.stdout += "\n[output truncated]"
+    if outcome.startup_error:
+        report.verdict, report.message = Verdict.INTERNAL_ERROR, "The grader could not start the runtime; please try again."
+        return report
+    solution = outcome.solutions[0]
+    report.cases = _case_reports(problem, indices, outcome, trusted)
+    if solution.error_verdict:
+        report.verdict, report.message = solution.error_verdict, solution.message
+    else:
+        report.verdict = _overall(report.cases)
+        report.score = round(sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4)
+    if outcome.output_limit_hit:
+        report.verdict, report.score = Verdict.OUTPUT_LIMIT_EXCEEDED, 0.0
+        report.message = "Your code printed more than the output limit allows."
+    if outcome.protocol_error:
+        # Anything odd on the result channel fails the submission, whatever the cases said.
+        report.verdict, report.score = Verdict.RUNTIME_ERROR, 0.0
+        report.message = "Your code interfered with the grader's result channel; results cannot be trusted."
+    if report.verdict is Verdict.WRONG_ANSWER:
+        report.diagnosis = diagnose(problem, indices, outcome.solutions[0], report.cases, trusted)
+    return report
+
+
+def grade(
+    problem: Problem,
+    source: str,
+    *,
+    mode: Mode = "submit",
+    device: str = "cpu",
+    runner: ProcessRunner | None = None,
+    trusted: expected.TrustedOutputs | None = None,
+) -> GradeReport:
+    started = time.monotonic()
+    trusted = trusted or expected.load_or_compute(problem, device, runner)
+    indices = selected_cases(problem, mode)
+    job = Job(
+        entry_point=problem.config.entry_point,
+        n_outputs=len(problem.config.outputs),
+        solutions=(Solution("submission", source),),
+        cases=tuple(problem.cases[i] for i in indices),
+        wall_seconds=problem.config.limits.wall_seconds,
+        memory_mb=problem.config.limits.memory_mb,
+        device=device,
+    )
+    outcome = (runner or ProcessRunner()).run(job)
+    report = build_report(problem, mode, indices, outcome, trusted)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report

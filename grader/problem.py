@@ -1,0 +1,216 @@
+"""The problem folder: its strict schema and its loader.
+
+``problems/<slug>/`` holds ``problem.toml`` (validated here), ``statement.md``,
+``starter.py``, ``hints.md``, ``solution.md``, ``cases.py`` and ``mistakes/*.py``;
+the reference lives apart in ``reference_solutions/<slug>.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from grader.cases import Case, load_cases
+from grader.compare import Tolerance
+from grader.config import settings
+from grader.errors import ProblemError
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REQUIRED_TEXT_FILES = ("statement.md", "starter.py", "hints.md", "solution.md")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToleranceConfig(_Strict):
+    rtol: float = Field(ge=0, le=1, description="Relative tolerance: |actual - expected| <= atol + rtol * |expected|.")
+    atol: float = Field(ge=0, description="Absolute tolerance, added to the relative part.")
+
+    def as_tolerance(self) -> Tolerance:
+        return Tolerance(rtol=self.rtol, atol=self.atol)
+
+
+class OutputConfig(_Strict):
+    name: str = Field(pattern=IDENTIFIER.pattern, description="Short name used in verdicts.")
+    description: str = Field(min_length=1, description="Shape and meaning, shown to learners.")
+    tolerance: ToleranceConfig | None = Field(
+        None, description="Overrides the problem's tolerance for this output."
+    )
+
+
+class LimitsConfig(_Strict):
+    wall_seconds: float = Field(
+        30.0, gt=0, le=600, description="Wall-clock budget for a whole submission (import, compile, all cases)."
+    )
+    memory_mb: int = Field(2048, ge=512, le=65536, description="Address-space limit of the child process, MiB.")
+
+
+class ProblemConfig(_Strict):
+    title: str = Field(min_length=1, max_length=120, description="Shown in lists and on the page.")
+    track: str = Field(pattern=SLUG.pattern, description="Track (series of problems) this one belongs to.")
+    position: int = Field(ge=1, description="Position within the track, 1 first.")
+    difficulty: Literal["easy", "medium", "hard"] = Field(description="Displayed difficulty.")
+    estimated_minutes: int = Field(ge=1, le=600, description="Rough time to solve, in minutes.")
+    tags: list[str] = Field(default_factory=list, description="Topic tags shown with the problem.")
+    entry_point: str = Field(pattern=IDENTIFIER.pattern, description="Name of the function learners write.")
+    arguments: list[str] = Field(min_length=1, description="Argument names, in call order.")
+    outputs: list[OutputConfig] = Field(
+        min_length=1,
+        description="What the function returns; with several, it returns a tuple in this order.",
+    )
+    tolerance: ToleranceConfig = Field(description="Default tolerance for every output.")
+    limits: LimitsConfig = Field(default_factory=LimitsConfig, description="Resource limits per submission.")
+    device: Literal["cpu", "gpu", "any"] = Field("any", description="Which workers may grade this problem.")
+
+    @field_validator("arguments")
+    @classmethod
+    def _arguments_are_identifiers(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not IDENTIFIER.match(name):
+                raise ValueError(f"{name!r} is not a Python identifier")
+        if len(set(names)) != len(names):
+            raise ValueError("argument names must be unique")
+        return names
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known-wrong solution and the one-line diagnosis shown when a learner matches it."""
+
+    name: str
+    path: Path
+    diagnosis: str
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    folder: Path
+    config: ProblemConfig
+    mistakes: tuple[Mistake, ...]
+    reference_path: Path
+
+    def text(self, name: str) -> str:
+        return (self.folder / name).read_text()
+
+    @property
+    def statement(self) -> str:
+        return self.text("statement.md")
+
+    @property
+    def starter(self) -> str:
+        return self.text("starter.py")
+
+    @property
+    def solution_walkthrough(self) -> str:
+        return self.text("solution.md")
+
+    @property
+    def hints(self) -> list[str]:
+        """Ordered hints: each ``## `` heading in hints.md starts one."""
+        sections = re.split(r"^## ", self.text("hints.md"), flags=re.MULTILINE)
+        return [section.strip() for section in sections[1:] if section.strip()]
+
+    @property
+    def reference_source(self) -> str:
+        return self.reference_path.read_text()
+
+    @cached_property
+    def cases(self) -> list[Case]:
+        return load_cases(self.folder / "cases.py", self.config.arguments)
+
+    def tolerance(self, output_index: int) -> Tolerance:
+        own = self.config.outputs[output_index].tolerance
+        return (own or self.config.tolerance).as_tolerance()
+
+
+def _read_config(path: Path) -> ProblemConfig:
+    if not path.is_file():
+        raise ProblemError(path, None, "missing: every problem needs a problem.toml")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise ProblemError(path, None, f"invalid TOML: {error}") from None
+    try:
+        return ProblemConfig.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        message = first["msg"]
+        if first["type"] == "extra_forbidden":
+            message = "unknown field (see the field list in README.md)"
+        return_count = error.error_count()
+        more = f" (and {return_count - 1} more problem(s))" if return_count > 1 else ""
+        raise ProblemError(path, field, message + more) from None
+
+
+def _diagnosis(path: Path) -> str:
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as error:
+        raise ProblemError(path, None, f"syntax error on line {error.lineno}: {error.msg}") from None
+    docstring = ast.get_docstring(tree)
+    if not docstring or not docstring.strip():
+        raise ProblemError(path, "docstring", "a mistake starts with a docstring whose first line is its diagnosis")
+    first = docstring.strip().splitlines()[0].strip()
+    if len(first) > 240:
+        raise ProblemError(path, "docstring", "the diagnosis (first docstring line) must be at most 240 characters")
+    return first
+
+
+def load_mistakes(folder: Path) -> tuple[Mistake, ...]:
+    directory = folder / "mistakes"
+    if not directory.is_dir():
+        return ()
+    return tuple(
+        Mistake(name=path.stem, path=path, diagnosis=_diagnosis(path))
+        for path in sorted(directory.glob("*.py"))
+        if not path.name.startswith("_")
+    )
+
+
+def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
+    """Load and validate a problem folder; raise ``ProblemError`` naming the file and field."""
+    slug = folder.name
+    if not SLUG.match(slug):
+        raise ProblemError(folder, None, "folder names are lowercase words joined by hyphens")
+    config = _read_config(folder / "problem.toml")
+    for name in REQUIRED_TEXT_FILES:
+        path = folder / name
+        if not path.is_file():
+            raise ProblemError(path, None, "missing")
+        if not path.read_text().strip():
+            raise ProblemError(path, None, "is empty")
+    reference_path = (reference_dir or settings.reference_dir) / f"{slug}.py"
+    if not reference_path.is_file():
+        raise ProblemError(reference_path, None, "missing: the reference solution lives here, outside the problem folder")
+    return Problem(
+        slug=slug,
+        folder=folder,
+        config=config,
+        mistakes=load_mistakes(folder),
+        reference_path=reference_path,
+    )
+
+
+def problem_folders(problems_dir: Path | None = None) -> list[Path]:
+    root = problems_dir or settings.problems_dir
+    return sorted(path for path in root.iterdir() if path.is_dir() and (path / "problem.toml").exists())
+
+
+def find_problem(slug: str) -> Path | None:
+    folder = settings.problems_dir / slug
+    return folder if SLUG.match(slug) and (folder / "problem.toml").is_file() else None

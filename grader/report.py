@@ -1,0 +1,99 @@
+"""The grading report: what a learner (and `jaxjudge grade --json`) sees."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.compare import format_shape
+from grader.verdicts import Verdict, headline
+
+SHOW_VALUES_UP_TO = 64  # elements; larger sample arrays are summarised
+
+
+@dataclass
+class CaseReport:
+    name: str
+    hidden: bool
+    verdict: Verdict
+    seconds: float | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    expected_shape: str | None = None
+    actual_shape: str | None = None
+    message: str = ""
+    # Sample cases only: what went in, what was expected, what came out.
+    inputs: dict[str, str] | None = None
+    expected: list[Any] | None = None
+    actual: list[Any] | None = None
+
+
+@dataclass
+class GradeReport:
+    problem: str
+    mode: str
+    verdict: Verdict
+    score: float
+    cases: list[CaseReport] = field(default_factory=list)
+    diagnosis: str | None = None
+    message: str = ""
+    stdout: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict is Verdict.ACCEPTED
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = self.verdict.value
+        for case in data["cases"]:
+            case["verdict"] = case["verdict"].value
+            case["hidden"] = bool(case["hidden"])
+        return data
+
+
+def describe_value(value: float | np.ndarray[Any, Any]) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    if value.size <= SHOW_VALUES_UP_TO:
+        body = np.array2string(value, precision=5, separator=", ", suppress_small=False)
+        return f"{value.dtype.name}{format_shape(value.shape)} {body}"
+    return f"{value.dtype.name} array of shape {format_shape(value.shape)}"
+
+
+def shown_values(array: np.ndarray[Any, Any]) -> Any:
+    if array.size > SHOW_VALUES_UP_TO:
+        return f"{array.dtype.name} array of shape {format_shape(array.shape)}"
+    return array.tolist()
+
+
+def _one_or_all(outputs: list[Any] | None) -> Any:
+    return outputs[0] if outputs and len(outputs) == 1 else outputs
+
+
+def render_text(report: GradeReport) -> str:
+    lines = [f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}, {report.seconds:.2f} s)"]
+    if report.message:
+        lines += ["", report.message.rstrip()]
+    if report.diagnosis:
+        lines += ["", f"Likely mistake: {report.diagnosis}"]
+    if report.cases:
+        lines.append("")
+    for case in report.cases:
+        kind = "hidden" if case.hidden else "sample"
+        timing = f" {case.seconds:.3f}s" if case.seconds is not None else ""
+        lines.append(f"  [{headline(case.verdict):>22}] {case.name} ({kind}){timing}")
+        if case.message:
+            lines += [f"      {line}" for line in case.message.rstrip().splitlines()]
+        if case.verdict is Verdict.WRONG_ANSWER and not case.hidden and case.expected is not None:
+            lines.append(f"      expected: {_one_or_all(case.expected)}")
+            lines.append(f"      got:      {_one_or_all(case.actual)}")
+    if report.stdout:
+        lines += ["", "Captured output:", report.stdout.rstrip()]
+    versions = ", ".join(f"{name} {value}" for name, value in report.versions.items())
+    lines += ["", f"Runtime: {versions}"]
+    return "\n".join(lines)

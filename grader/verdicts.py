@@ -1,0 +1,38 @@
+"""The verdict vocabulary, in display order (the most severe first)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    INTERNAL_ERROR = "internal_error"
+    SYNTAX_ERROR = "syntax_error"
+    MISSING_ENTRY_POINT = "missing_entry_point"
+    TIME_LIMIT_EXCEEDED = "time_limit_exceeded"
+    MEMORY_LIMIT_EXCEEDED = "memory_limit_exceeded"
+    OUTPUT_LIMIT_EXCEEDED = "output_limit_exceeded"
+    RUNTIME_ERROR = "runtime_error"
+    WRONG_ANSWER = "wrong_answer"
+    ACCEPTED = "accepted"
+    # A case that never ran because the submission had already failed in a
+    # way that stopped it (a timeout kills the whole process).
+    SKIPPED = "skipped"
+
+
+HEADLINES: dict[Verdict, str] = {
+    Verdict.ACCEPTED: "Accepted",
+    Verdict.WRONG_ANSWER: "Wrong answer",
+    Verdict.RUNTIME_ERROR: "Runtime error",
+    Verdict.TIME_LIMIT_EXCEEDED: "Time limit exceeded",
+    Verdict.MEMORY_LIMIT_EXCEEDED: "Memory limit exceeded",
+    Verdict.OUTPUT_LIMIT_EXCEEDED: "Output limit exceeded",
+    Verdict.SYNTAX_ERROR: "Syntax error",
+    Verdict.MISSING_ENTRY_POINT: "Missing entry point",
+    Verdict.INTERNAL_ERROR: "Internal error",
+    Verdict.SKIPPED: "Skipped",
+}
+
+
+def headline(verdict: Verdict) -> str:
+    return HEADLINES[verdict]

@@ -1,0 +1,38 @@
+"""Cases for nnx-grad-accumulation: seeds, shapes and learning rates vary, and
+the hidden cases use shapes the samples do not show."""
+
+import numpy as np
+
+from grader.cases import Case
+
+
+def _case(name, *, seed, m, d_in, d_out, lr, sample=False):
+    rng = np.random.default_rng(1000 + 17 * seed + m)
+    w_true = rng.normal(size=(d_in, d_out))
+    x_a, x_b = (rng.normal(size=(m, d_in)) for _ in range(2))
+    # Micro-batches drawn with different offsets so their gradients differ.
+    y_a = x_a @ w_true + 0.5 + 0.1 * rng.normal(size=(m, d_out))
+    y_b = x_b @ w_true - 0.5 + 0.1 * rng.normal(size=(m, d_out))
+    f32 = np.float32
+    return Case(
+        name,
+        sample=sample,
+        args={
+            "seed": float(seed),
+            "x_a": x_a.astype(f32),
+            "y_a": y_a.astype(f32),
+            "x_b": x_b.astype(f32),
+            "y_b": y_b.astype(f32),
+            "lr": float(lr),
+        },
+    )
+
+
+def cases():
+    # Hidden cases share two shapes so one compilation serves several of them.
+    yield _case("small", seed=0, m=4, d_in=3, d_out=2, lr=0.1, sample=True)
+    yield _case("single-output", seed=1, m=8, d_in=5, d_out=1, lr=0.05, sample=True)
+    yield _case("wide", seed=7, m=16, d_in=12, d_out=4, lr=0.2)
+    yield _case("wide-tiny-lr", seed=5, m=16, d_in=12, d_out=4, lr=0.01)
+    yield _case("tall", seed=3, m=32, d_in=6, d_out=3, lr=0.1)
+    yield _case("tall-large-step", seed=11, m=32, d_in=6, d_out=3, lr=0.3)
