@@ -1,0 +1,162 @@
+"""`jaxjudge check`: prove a problem folder is gradeable and its cases discriminate.
+
+For each problem: the schema and files load; cases are deterministic; the
+reference and the mistakes run (one trusted child); the reference is graded
+through the learner path and accepted, with outputs equal to the trusted run
+(a second process: determinism across runs); the starter is not accepted; and
+every mistake is rejected with at least one hidden case where it sits at least
+``SEPARATION`` tolerances away from the reference.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader import expected
+from grader.cases import load_cases
+from grader.compare import compare
+from grader.errors import ProblemError
+from grader.grade import grade
+from grader.problem import Problem, load_problem
+from grader.scaffold import leftover_todos
+from grader.verdicts import Verdict, headline
+
+SEPARATION = 10.0
+MIN_MISTAKES = 4
+# Two runs of the reference must agree far inside the tolerance.
+DETERMINISM_FRACTION = 0.01
+
+
+@dataclass
+class CheckResult:
+    slug: str
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _cases_deterministic(problem: Problem) -> str | None:
+    again = load_cases(problem.folder / "cases.py", problem.config.arguments)
+    for first, second in zip(problem.cases, again, strict=True):
+        for name, value in first.args.items():
+            other = second.args[name]
+            same = value == other if isinstance(value, float) else np.array_equal(value, other)
+            if not same:
+                return f"cases.py: case {first.name!r} argument {name!r} differs between two generations; seed every random generator"
+    return None
+
+
+def separation(problem: Problem, reference: list[np.ndarray], candidate: list[np.ndarray] | None) -> float:
+    """How many tolerances `candidate` is from the reference (inf when not comparable)."""
+    if candidate is None:
+        return float("inf")
+    worst = 0.0
+    for index, (want, got) in enumerate(zip(reference, candidate, strict=True)):
+        result = compare(got, want, problem.tolerance(index))
+        worst = max(worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio)
+    return worst
+
+
+def _check_mistakes(problem: Problem, trusted: expected.TrustedOutputs, result: CheckResult) -> None:
+    hidden = [case.name for case in problem.cases if not case.sample]
+    if len(problem.mistakes) < MIN_MISTAKES:
+        result.errors.append(
+            f"mistakes/: {len(problem.mistakes)} known mistake(s); at least {MIN_MISTAKES} are required"
+            " (one .py file each, docstring first line = diagnosis)"
+        )
+    for mistake in problem.mistakes:
+        outputs = trusted.mistakes.get(mistake.name, {})
+        gaps = {name: separation(problem, trusted.reference[name], outputs.get(name)) for name in hidden}
+        best_case, best = max(gaps.items(), key=lambda item: item[1])
+        where = f"mistakes/{mistake.name}.py"
+        if best < SEPARATION:
+            result.errors.append(
+                f"{where}: no hidden case separates it from the reference by {SEPARATION:g}x the tolerance"
+                f" (best: {best_case!r} at {best:.3g}x); change the hidden cases or the tolerance"
+            )
+        else:
+            shown = "error or shape" if best == float("inf") else f"{best:.3g}x"
+            result.notes.append(f"{where}: rejected, best separation {shown} on {best_case!r}")
+
+
+def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResult:
+    result = CheckResult(slug=folder.name)
+    started = time.monotonic()
+    try:
+        problem = load_problem(folder, reference_dir)
+        problem.cases  # noqa: B018  (loads and validates cases.py)
+    except ProblemError as error:
+        result.errors.append(str(error))
+        return result
+    result.errors += [f"{name}: still holds the scaffold's TODO; replace it with real content" for name in leftover_todos(folder)]
+    if problem := _with_deterministic_cases(problem, result):
+        _check_runs(problem, result)
+    result.timings["total"] = time.monotonic() - started
+    return result
+
+
+def _with_deterministic_cases(problem: Problem, result: CheckResult) -> Problem | None:
+    try:
+        message = _cases_deterministic(problem)
+    except ProblemError as error:
+        message = str(error)
+    if message:
+        result.errors.append(message)
+        return None
+    return problem
+
+
+def _check_runs(problem: Problem, result: CheckResult) -> None:
+    try:
+        trusted = expected.compute(problem)
+    except expected.ReferenceFailure as error:
+        result.errors.append(f"{problem.reference_path.name}: {error}")
+        return
+    result.timings["reference and mistakes"] = trusted.seconds
+    _check_mistakes(problem, trusted, result)
+
+    reference_report = grade(problem, problem.reference_source, trusted=trusted)
+    result.timings["reference graded"] = reference_report.seconds
+    if not reference_report.accepted:
+        failing = next((c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None)
+        detail = f" on case {failing.name!r}: {failing.message}" if failing else f": {reference_report.message}"
+        result.errors.append(
+            f"reference is not accepted when graded as a submission ({headline(reference_report.verdict)}){detail};"
+            " it is not deterministic across runs, or its outputs vary by more than the tolerance"
+        )
+    else:
+        worst = max((c.max_abs_error or 0.0) for c in reference_report.cases)
+        tightest = min(problem.tolerance(i).atol for i in range(len(problem.config.outputs)))
+        if worst > DETERMINISM_FRACTION * max(tightest, 1e-12) and worst > 0:
+            result.notes.append(f"reference: two runs differ by up to {worst:.3g} (inside the tolerance)")
+        else:
+            result.notes.append("reference: accepted; two runs agree")
+
+    starter_report = grade(problem, problem.starter, trusted=trusted)
+    result.timings["starter graded"] = starter_report.seconds
+    if starter_report.accepted:
+        result.errors.append("starter.py: the starter is accepted as it is; it must leave the work to the learner")
+    elif starter_report.verdict is Verdict.INTERNAL_ERROR:
+        result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
+    else:
+        result.notes.append(f"starter: {headline(starter_report.verdict).lower()}, as it should be")
+    expected.store(problem, trusted)
+
+
+def render(result: CheckResult, *, verbose: bool = False) -> str:
+    status = "ok" if result.ok else "FAILED"
+    timing = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in result.timings.items())
+    lines = [f"{result.slug}: {status}" + (f" ({timing})" if timing else "")]
+    lines += [f"  error: {error}" for error in result.errors]
+    if verbose or not result.ok:
+        lines += [f"  {note}" for note in result.notes]
+    return "\n".join(lines)
+

@@ -1,0 +1,123 @@
+"""The `jaxjudge` command: grade, check, new.
+
+Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
+other than accepted / a problem failed its check), 2 misuse (unknown problem,
+unreadable file), always with a one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader.config import settings
+from grader.errors import ProblemError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _problem_folder(slug: str) -> Path:
+    from grader.problem import find_problem, problem_folders
+
+    folder = find_problem(slug)
+    if folder is None:
+        known = ", ".join(path.name for path in problem_folders())
+        raise UsageError(f"unknown problem {slug!r}; known problems: {known}")
+    return folder
+
+
+def read_submission(path: str) -> str:
+    file = Path(path)
+    try:
+        if file.stat().st_size > settings.max_source_bytes:
+            raise UsageError(f"{path}: larger than the {settings.max_source_bytes // 1024} KiB limit for a submission")
+        return file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not a Python file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from grader.grade import grade
+    from grader.problem import load_problem
+    from grader.report import render_text
+
+    folder = _problem_folder(args.slug)
+    source = read_submission(args.file)
+    report = grade(load_problem(folder), source, mode="run" if args.samples_only else "submit")
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(render_text(report))
+    return EXIT_OK if report.accepted else EXIT_FAILED
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from grader.check import check_problem, render
+    from grader.problem import problem_folders
+
+    folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
+    if not folders:
+        raise UsageError(f"no problems found in {settings.problems_dir}")
+    failed = 0
+    for folder in folders:
+        result = check_problem(folder)
+        print(render(result, verbose=args.verbose), flush=True)
+        failed += not result.ok
+    print(f"{len(folders) - failed} of {len(folders)} problem(s) pass")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from grader.scaffold import scaffold
+
+    created = scaffold(args.slug, settings.problems_dir, settings.reference_dir)
+    for path in created:
+        print(f"created {path}")
+    print(f"Next: replace every TODO, add at least 3 more mistakes, then run `jaxjudge check {args.slug}`.")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jaxjudge", description="Graded JAX/Flax/Optax exercises.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    grade = commands.add_parser("grade", help="grade a solution file against a problem")
+    grade.add_argument("slug", help="problem slug, e.g. nnx-grad-accumulation")
+    grade.add_argument("file", help="Python file defining the entry point")
+    grade.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    grade.add_argument("--samples-only", action="store_true", help="grade the sample cases only (like Run)")
+    grade.set_defaults(handler=cmd_grade)
+
+    check = commands.add_parser("check", help="validate problem folders (all when no slug is given)")
+    check.add_argument("slugs", nargs="*", metavar="SLUG")
+    check.add_argument("-v", "--verbose", action="store_true", help="also print what passed")
+    check.set_defaults(handler=cmd_check)
+
+    new = commands.add_parser("new", help="scaffold a new problem folder")
+    new.add_argument("slug")
+    new.set_defaults(handler=cmd_new)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except (UsageError, ProblemError) as error:
+        print(f"jaxjudge: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""`jaxjudge new SLUG`: a problem folder that `check` explains how to complete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.problem import SLUG
+
+TODO = "TODO(jaxjudge new)"
+
+FILES: dict[str, str] = {
+    "problem.toml": f"""# {TODO}: describe the problem. Every field is documented in README.md.
+title = "{{title}}"
+track = "my-track"
+position = 1
+difficulty = "easy"
+estimated_minutes = 10
+tags = []
+entry_point = "solve"
+arguments = ["x", "scale"]
+device = "any"
+
+[[outputs]]
+name = "result"
+description = "float array with the same shape as x"
+
+[tolerance]
+rtol = 1e-5
+atol = 1e-6
+
+[limits]
+wall_seconds = 30
+memory_mb = 2048
+""",
+    "statement.md": f"""# {{title}}
+
+{TODO}: explain the task. Write `solve(x, scale)` that returns `x * scale`.
+""",
+    "starter.py": """import jax.numpy as jnp
+
+
+def solve(x, scale):
+    # Your code here.
+    return jnp.zeros_like(x)
+""",
+    "hints.md": f"""## First hint
+
+{TODO}: each `## ` heading starts one hint; learners reveal them in order.
+""",
+    "solution.md": f"""# Walkthrough
+
+{TODO}: explain the reference solution; learners see this after solving.
+""",
+    "cases.py": '''"""Cases: deterministic, scalars as Python floats, arrays as float32."""
+
+import numpy as np
+
+from grader.cases import Case
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    yield Case("sample", sample=True, args={"x": rng.normal(size=(3,)).astype(np.float32), "scale": 2.0})
+    yield Case("hidden-1", args={"x": rng.normal(size=(5, 2)).astype(np.float32), "scale": -3.0})
+''',
+    "mistakes/returns_input.py": '''"""You returned x unchanged; multiply it by scale."""
+
+
+def solve(x, scale):
+    return x
+''',
+}
+
+REFERENCE = '''"""Reference solution (never shown to learners)."""
+
+
+def solve(x, scale):
+    return x * scale
+'''
+
+
+def scaffold(slug: str, problems_dir: Path, reference_dir: Path) -> list[Path]:
+    if not SLUG.match(slug):
+        raise UsageError(f"{slug!r} is not a valid slug: use lowercase words joined by hyphens")
+    folder = problems_dir / slug
+    reference = reference_dir / f"{slug}.py"
+    if folder.exists() or reference.exists():
+        raise UsageError(f"{folder if folder.exists() else reference} already exists; choose another slug")
+    title = slug.replace("-", " ").capitalize()
+    created = []
+    for name, text in FILES.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("{title}", title))
+        created.append(path)
+    reference.parent.mkdir(parents=True, exist_ok=True)
+    reference.write_text(REFERENCE)
+    created.append(reference)
+    return created
+
+
+def leftover_todos(folder: Path) -> list[str]:
+    """Files of a scaffolded problem that still hold the scaffold's TODO marker."""
+    return sorted(
+        str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file() and TODO in path.read_text()
+    )

@@ -1,0 +1,36 @@
+"""Cases for optax-multisteps: small image-like inputs with a learnable label
+signal, several k, and learning rates large enough that one Adam step moves
+the loss visibly."""
+
+import numpy as np
+
+from grader.cases import Case
+
+
+def _case(name, *, seed, n, side, k, lr, sample=False):
+    rng = np.random.default_rng(4000 + 13 * seed + n)
+    x = rng.uniform(size=(n, side, side))
+    projection = rng.normal(size=(side * side, 10))
+    labels = np.argmax(x.reshape(n, -1) @ projection + 0.5 * rng.normal(size=(n, 10)), axis=1)
+    return Case(
+        name,
+        sample=sample,
+        args={
+            "seed": float(seed),
+            "x": x.astype(np.float32),
+            "y": labels.astype(np.float32),
+            "k": float(k),
+            "lr": float(lr),
+        },
+    )
+
+
+def cases():
+    # One image size throughout: the parameter shapes, and so the optimizer's
+    # compiled operations, are shared by every case.
+    yield _case("three-slices", seed=0, n=9, side=4, k=3, lr=0.01, sample=True)
+    yield _case("two-slices", seed=1, n=8, side=4, k=2, lr=0.005, sample=True)
+    yield _case("four-slices", seed=5, n=24, side=4, k=4, lr=0.02)
+    yield _case("four-slices-small-lr", seed=8, n=24, side=4, k=4, lr=0.003)
+    yield _case("six-slices", seed=2, n=36, side=4, k=6, lr=0.01)
+    yield _case("six-slices-large-lr", seed=3, n=36, side=4, k=6, lr=0.05)
