@@ -46,7 +46,9 @@ def _check_argument(path: Path, case: Case, name: str, value: object) -> None:
         return
     if type(value) is not float:
         raise ProblemError(
-            path, where, f"must be a Python float or a float32 numpy array, got {type(value).__name__}"
+            path,
+            where,
+            f"must be a Python float or a float32 numpy array, got {type(value).__name__}",
         )
 
 
@@ -55,9 +57,13 @@ def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) ->
     seen: set[str] = set()
     for case in cases:
         if not isinstance(case, Case):
-            raise ProblemError(path, "cases()", f"yielded {type(case).__name__}, expected grader.cases.Case")
+            raise ProblemError(
+                path, "cases()", f"yielded {type(case).__name__}, expected grader.cases.Case"
+            )
         if not CASE_NAME.match(case.name):
-            raise ProblemError(path, f"case {case.name!r}", "names are lowercase words joined by - or _")
+            raise ProblemError(
+                path, f"case {case.name!r}", "names are lowercase words joined by - or _"
+            )
         if case.name in seen:
             raise ProblemError(path, f"case {case.name!r}", "duplicate case name")
         seen.add(case.name)
@@ -97,7 +103,9 @@ def load_cases(path: Path, arguments: list[str]) -> list[Case]:
     except Exception as error:
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
         line = f" (line {frames[-1].lineno})" if frames else ""
-        raise ProblemError(path, "cases()", f"raised {type(error).__name__}: {error}{line}") from None
+        raise ProblemError(
+            path, "cases()", f"raised {type(error).__name__}: {error}{line}"
+        ) from None
     finally:
         sys.modules.pop(module_name, None)
     return validate_cases(path, generated, arguments)

@@ -20,6 +20,7 @@ from grader import expected
 from grader.cases import load_cases
 from grader.compare import compare
 from grader.errors import ProblemError
+from grader.expected import Outputs
 from grader.grade import grade
 from grader.problem import Problem, load_problem
 from grader.scaffold import leftover_todos
@@ -54,18 +55,22 @@ def _cases_deterministic(problem: Problem) -> str | None:
     return None
 
 
-def separation(problem: Problem, reference: list[np.ndarray], candidate: list[np.ndarray] | None) -> float:
+def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) -> float:
     """How many tolerances `candidate` is from the reference (inf when not comparable)."""
     if candidate is None:
         return float("inf")
     worst = 0.0
     for index, (want, got) in enumerate(zip(reference, candidate, strict=True)):
         result = compare(got, want, problem.tolerance(index))
-        worst = max(worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio)
+        worst = max(
+            worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
+        )
     return worst
 
 
-def _check_mistakes(problem: Problem, trusted: expected.TrustedOutputs, result: CheckResult) -> None:
+def _check_mistakes(
+    problem: Problem, trusted: expected.TrustedOutputs, result: CheckResult
+) -> None:
     hidden = [case.name for case in problem.cases if not case.sample]
     if len(problem.mistakes) < MIN_MISTAKES:
         result.errors.append(
@@ -74,7 +79,9 @@ def _check_mistakes(problem: Problem, trusted: expected.TrustedOutputs, result: 
         )
     for mistake in problem.mistakes:
         outputs = trusted.mistakes.get(mistake.name, {})
-        gaps = {name: separation(problem, trusted.reference[name], outputs.get(name)) for name in hidden}
+        gaps = {
+            name: separation(problem, trusted.reference[name], outputs.get(name)) for name in hidden
+        }
         best_case, best = max(gaps.items(), key=lambda item: item[1])
         where = f"mistakes/{mistake.name}.py"
         if best < SEPARATION:
@@ -96,28 +103,30 @@ def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResul
     except ProblemError as error:
         result.errors.append(str(error))
         return result
-    result.errors += [f"{name}: still holds the scaffold's TODO; replace it with real content" for name in leftover_todos(folder)]
-    if problem := _with_deterministic_cases(problem, result):
+    result.errors += [
+        f"{name}: still holds the scaffold's TODO; replace it with real content"
+        for name in leftover_todos(folder)
+    ]
+    if _cases_are_deterministic(problem, result):
         _check_runs(problem, result)
     result.timings["total"] = time.monotonic() - started
     return result
 
 
-def _with_deterministic_cases(problem: Problem, result: CheckResult) -> Problem | None:
+def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:
     try:
         message = _cases_deterministic(problem)
     except ProblemError as error:
         message = str(error)
     if message:
         result.errors.append(message)
-        return None
-    return problem
+    return message is None
 
 
 def _check_runs(problem: Problem, result: CheckResult) -> None:
     try:
         trusted = expected.compute(problem)
-    except expected.ReferenceFailure as error:
+    except expected.ReferenceRunError as error:
         result.errors.append(f"{problem.reference_path.name}: {error}")
         return
     result.timings["reference and mistakes"] = trusted.seconds
@@ -126,8 +135,14 @@ def _check_runs(problem: Problem, result: CheckResult) -> None:
     reference_report = grade(problem, problem.reference_source, trusted=trusted)
     result.timings["reference graded"] = reference_report.seconds
     if not reference_report.accepted:
-        failing = next((c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None)
-        detail = f" on case {failing.name!r}: {failing.message}" if failing else f": {reference_report.message}"
+        failing = next(
+            (c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None
+        )
+        detail = (
+            f" on case {failing.name!r}: {failing.message}"
+            if failing
+            else f": {reference_report.message}"
+        )
         result.errors.append(
             f"reference is not accepted when graded as a submission ({headline(reference_report.verdict)}){detail};"
             " it is not deterministic across runs, or its outputs vary by more than the tolerance"
@@ -136,14 +151,18 @@ def _check_runs(problem: Problem, result: CheckResult) -> None:
         worst = max((c.max_abs_error or 0.0) for c in reference_report.cases)
         tightest = min(problem.tolerance(i).atol for i in range(len(problem.config.outputs)))
         if worst > DETERMINISM_FRACTION * max(tightest, 1e-12) and worst > 0:
-            result.notes.append(f"reference: two runs differ by up to {worst:.3g} (inside the tolerance)")
+            result.notes.append(
+                f"reference: two runs differ by up to {worst:.3g} (inside the tolerance)"
+            )
         else:
             result.notes.append("reference: accepted; two runs agree")
 
     starter_report = grade(problem, problem.starter, trusted=trusted)
     result.timings["starter graded"] = starter_report.seconds
     if starter_report.accepted:
-        result.errors.append("starter.py: the starter is accepted as it is; it must leave the work to the learner")
+        result.errors.append(
+            "starter.py: the starter is accepted as it is; it must leave the work to the learner"
+        )
     elif starter_report.verdict is Verdict.INTERNAL_ERROR:
         result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
     else:
@@ -159,4 +178,3 @@ def render(result: CheckResult, *, verbose: bool = False) -> str:
     if verbose or not result.ok:
         lines += [f"  {note}" for note in result.notes]
     return "\n".join(lines)
-

@@ -50,25 +50,34 @@ class _Channel:
         self._stream.write(protocol.encode_frame(kind, meta, data))
 
 
-def _safe_text(render: Any) -> str:
+def _safe_str(value: object) -> str:
     try:
-        return str(render())[:MAX_MESSAGE_CHARS]
+        return str(value)[:MAX_MESSAGE_CHARS]
     except BaseException:  # a hostile __str__ must not take the child down
-        return "(the exception's message could not be rendered)"
+        return "(the message could not be rendered)"
+
+
+def _formatted_exception(error: BaseException) -> str:
+    try:
+        return "".join(traceback.format_exception_only(type(error), error))
+    except BaseException:
+        return f"{type(error).__name__}: (the message could not be rendered)\n"
 
 
 def learner_traceback(error: BaseException, filename: str) -> str:
     """The traceback cut down to the learner's own frames."""
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+    frames = [
+        frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename
+    ]
     lines = ["Traceback (your code only):\n", *traceback.StackSummary.from_list(frames).format()]
-    lines.append(_safe_text(lambda: "".join(traceback.format_exception_only(type(error), error))))
+    lines.append(_formatted_exception(error))
     return "".join(lines)[:MAX_MESSAGE_CHARS]
 
 
 def _error_verdict(error: BaseException) -> str:
     if isinstance(error, MemoryError):
         return "memory_limit_exceeded"
-    if "RESOURCE_EXHAUSTED" in _safe_text(lambda: error) and "memory" in _safe_text(lambda: error).lower():
+    if "RESOURCE_EXHAUSTED" in _safe_str(error) and "memory" in _safe_str(error).lower():
         return "memory_limit_exceeded"
     return "runtime_error"
 
@@ -88,15 +97,23 @@ def _to_array(value: Any, max_elements: int, jax: Any) -> tuple[np.ndarray[Any, 
     try:
         array = np.array(jax.device_get(value), copy=True)
     except BaseException as error:
-        return None, f"the returned {type(value).__name__} could not be converted to an array: {_safe_text(lambda: error)}"
+        return (
+            None,
+            f"the returned {type(value).__name__} could not be converted to an array: {_safe_str(error)}",
+        )
     array = array.view(np.ndarray) if type(array) is not np.ndarray else array
     if array.size > max_elements:
         return None, f"too large: {array.size} elements (the limit is {max_elements})"
     if array.dtype.name not in protocol.WIRE_DTYPES:
-        if np.issubdtype(array.dtype, np.floating) or jax.numpy.issubdtype(array.dtype, jax.numpy.floating):
+        if np.issubdtype(array.dtype, np.floating) or jax.numpy.issubdtype(
+            array.dtype, jax.numpy.floating
+        ):
             array = array.astype(np.float32)  # bfloat16 and friends
         else:
-            return None, f"the function returned a {type(value).__name__} of dtype {array.dtype}, not a numeric array"
+            return (
+                None,
+                f"the function returned a {type(value).__name__} of dtype {array.dtype}, not a numeric array",
+            )
     return array, ""
 
 
@@ -121,15 +138,27 @@ def _run_case(
         message = _describe_exit(error) + learner_traceback(error, filename)
         channel.send(
             Kind.CASE_ERROR,
-            {**where, "seconds": time.perf_counter() - started, "verdict": _error_verdict(error), "message": message},
+            {
+                **where,
+                "seconds": time.perf_counter() - started,
+                "verdict": _error_verdict(error),
+                "message": message,
+            },
         )
         return
     seconds = time.perf_counter() - started
-    too_large = [message for array, message in converted if array is None and message.startswith("too large")]
+    too_large = [
+        message for array, message in converted if array is None and message.startswith("too large")
+    ]
     if too_large:
         channel.send(
             Kind.CASE_ERROR,
-            {**where, "seconds": seconds, "verdict": "output_limit_exceeded", "message": "The output is " + too_large[0]},
+            {
+                **where,
+                "seconds": seconds,
+                "verdict": "output_limit_exceeded",
+                "message": "The output is " + too_large[0],
+            },
         )
         return
     arrays = [array for array, _ in converted if array is not None]
@@ -142,7 +171,13 @@ def _run_case(
 
 
 def _run_solution(
-    channel: _Channel, index: int, solution: dict[str, Any], source: str, job: dict[str, Any], cases: list[list[Any]], jax: Any
+    channel: _Channel,
+    index: int,
+    solution: dict[str, Any],
+    source: str,
+    job: dict[str, Any],
+    cases: list[list[Any]],
+    jax: Any,
 ) -> None:
     filename = solution["filename"]
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -151,25 +186,55 @@ def _run_solution(
         code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         detail = "".join(traceback.format_exception_only(type(error), error))
-        channel.send(Kind.SOLUTION_ERROR, {**where, "verdict": "syntax_error", "message": detail[:MAX_MESSAGE_CHARS]})
+        channel.send(
+            Kind.SOLUTION_ERROR,
+            {**where, "verdict": "syntax_error", "message": detail[:MAX_MESSAGE_CHARS]},
+        )
         return
-    namespace: dict[str, Any] = {"__name__": "submission", "__builtins__": builtins, "__file__": filename}
+    namespace: dict[str, Any] = {
+        "__name__": "submission",
+        "__builtins__": builtins,
+        "__file__": filename,
+    }
     try:
         exec(code, namespace)
     except BaseException as error:
-        message = "While loading your code:\n" + _describe_exit(error) + learner_traceback(error, filename)
-        channel.send(Kind.SOLUTION_ERROR, {**where, "verdict": _error_verdict(error), "message": message})
+        message = (
+            "While loading your code:\n"
+            + _describe_exit(error)
+            + learner_traceback(error, filename)
+        )
+        channel.send(
+            Kind.SOLUTION_ERROR, {**where, "verdict": _error_verdict(error), "message": message}
+        )
         return
     func = namespace.get(job["entry_point"])
     if not callable(func):
-        found = "is not a function" if job["entry_point"] in namespace else "was not found at the top level"
+        found = (
+            "is not a function"
+            if job["entry_point"] in namespace
+            else "was not found at the top level"
+        )
         channel.send(
             Kind.SOLUTION_ERROR,
-            {**where, "verdict": "missing_entry_point", "message": f"`{job['entry_point']}` {found} of your code."},
+            {
+                **where,
+                "verdict": "missing_entry_point",
+                "message": f"`{job['entry_point']}` {found} of your code.",
+            },
         )
         return
     for case_index, args in enumerate(cases):
-        _run_case(channel, func, args, {**where, "case": case_index}, job["n_outputs"], filename, job["max_elements"], jax)
+        _run_case(
+            channel,
+            func,
+            args,
+            {**where, "case": case_index},
+            job["n_outputs"],
+            filename,
+            job["max_elements"],
+            jax,
+        )
 
 
 def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]:
@@ -180,7 +245,9 @@ def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]
             if arg["kind"] == "float":
                 args.append(float(arg["value"]))
             else:
-                array = protocol.unpack_array(arg["spec"], data, max_elements=job["max_input_elements"])
+                array = protocol.unpack_array(
+                    arg["spec"], data, max_elements=job["max_input_elements"]
+                )
                 args.append(jnp.asarray(array))
         cases.append(args)
     return cases

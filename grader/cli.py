@@ -33,7 +33,9 @@ def read_submission(path: str) -> str:
     file = Path(path)
     try:
         if file.stat().st_size > settings.max_source_bytes:
-            raise UsageError(f"{path}: larger than the {settings.max_source_bytes // 1024} KiB limit for a submission")
+            raise UsageError(
+                f"{path}: larger than the {settings.max_source_bytes // 1024} KiB limit for a submission"
+            )
         return file.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
@@ -82,22 +84,30 @@ def cmd_new(args: argparse.Namespace) -> int:
     created = scaffold(args.slug, settings.problems_dir, settings.reference_dir)
     for path in created:
         print(f"created {path}")
-    print(f"Next: replace every TODO, add at least 3 more mistakes, then run `jaxjudge check {args.slug}`.")
+    print(
+        f"Next: replace every TODO, add at least 3 more mistakes, then run `jaxjudge check {args.slug}`."
+    )
     return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxjudge", description="Graded JAX/Flax/Optax exercises.")
+    parser = argparse.ArgumentParser(
+        prog="jaxjudge", description="Graded JAX/Flax/Optax exercises."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     grade = commands.add_parser("grade", help="grade a solution file against a problem")
     grade.add_argument("slug", help="problem slug, e.g. nnx-grad-accumulation")
     grade.add_argument("file", help="Python file defining the entry point")
     grade.add_argument("--json", action="store_true", help="print exactly one JSON object")
-    grade.add_argument("--samples-only", action="store_true", help="grade the sample cases only (like Run)")
+    grade.add_argument(
+        "--samples-only", action="store_true", help="grade the sample cases only (like Run)"
+    )
     grade.set_defaults(handler=cmd_grade)
 
-    check = commands.add_parser("check", help="validate problem folders (all when no slug is given)")
+    check = commands.add_parser(
+        "check", help="validate problem folders (all when no slug is given)"
+    )
     check.add_argument("slugs", nargs="*", metavar="SLUG")
     check.add_argument("-v", "--verbose", action="store_true", help="also print what passed")
     check.set_defaults(handler=cmd_check)

@@ -43,7 +43,11 @@ class Comparison:
 
 
 def format_shape(shape: tuple[int, ...]) -> str:
-    return "()" if not shape else "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "()"
+        if not shape
+        else "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    )
 
 
 def _dtype_problem(actual: np.ndarray[Any, Any]) -> str | None:
@@ -75,7 +79,9 @@ def _non_finite_problem(actual: np.ndarray[Any, Any], desired: np.ndarray[Any, A
     return None
 
 
-def compare(actual: np.ndarray[Any, Any], desired: np.ndarray[Any, Any], tolerance: Tolerance) -> Comparison:
+def compare(
+    actual: np.ndarray[Any, Any], desired: np.ndarray[Any, Any], tolerance: Tolerance
+) -> Comparison:
     problem = _dtype_problem(actual)
     if problem:
         return Comparison(False, problem)
@@ -91,12 +97,15 @@ def compare(actual: np.ndarray[Any, Any], desired: np.ndarray[Any, Any], toleran
         return Comparison(False, problem, tolerance_ratio=float("inf"))
     if a.size == 0:
         return Comparison(True, "", 0.0, 0.0, 0.0)
+    # Non-finite positions already matched exactly above; zero them out so the
+    # arithmetic below never sees inf - inf.
     finite = np.isfinite(d)
-    error = np.where(finite, np.abs(a - d), 0.0)
-    allowed = tolerance.atol + tolerance.rtol * np.abs(np.where(finite, d, 0.0))
+    a, d = np.where(finite, a, 0.0), np.where(finite, d, 0.0)
+    error = np.abs(a - d)
+    allowed = tolerance.atol + tolerance.rtol * np.abs(d)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(error == 0.0, 0.0, error / allowed)
-        relative = np.where(error == 0.0, 0.0, error / np.abs(np.where(finite, d, 1.0)))
+        relative = np.where(error == 0.0, 0.0, error / np.abs(d))
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
     max_ratio = float(ratio[worst])
     ok = bool((error <= allowed).all())

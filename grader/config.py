@@ -21,13 +21,16 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(PROJECT_ROOT / "var", description="Writable state: caches, databases.")
     child_python: Path = Field(
-        Path(sys.executable), description="Interpreter that runs child processes (the pinned runtime)."
+        Path(sys.executable),
+        description="Interpreter that runs child processes (the pinned runtime).",
     )
     max_source_bytes: int = Field(256 * 1024, description="Largest submission accepted, in bytes.")
     stdout_limit_bytes: int = Field(
         1024 * 1024, description="Output a submission may print before output_limit_exceeded."
     )
-    stdout_keep_bytes: int = Field(8 * 1024, description="Captured output kept and shown to the learner.")
+    stdout_keep_bytes: int = Field(
+        8 * 1024, description="Captured output kept and shown to the learner."
+    )
     max_output_elements: int = Field(
         1_000_000, description="Largest array a child may return for one output."
     )

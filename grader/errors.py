@@ -16,7 +16,9 @@ class ProblemError(Exception):
 
     def __str__(self) -> str:
         where = _display(self.path)
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 class UsageError(Exception):

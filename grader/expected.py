@@ -26,7 +26,7 @@ from grader.versions import runtime_versions
 Outputs = list[np.ndarray[Any, Any]]
 
 
-class ReferenceFailure(Exception):
+class ReferenceRunError(Exception):
     """The reference solution did not produce an output for every case."""
 
 
@@ -55,7 +55,9 @@ def cache_key(problem: Problem, device: str) -> str:
 
 def trusted_job(problem: Problem, device: str) -> Job:
     solutions = [Solution("reference", problem.reference_source, filename="reference.py")]
-    solutions += [Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes]
+    solutions += [
+        Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes
+    ]
     limits = problem.config.limits
     return Job(
         entry_point=problem.config.entry_point,
@@ -76,7 +78,11 @@ def _describe_failure(outcome: RunOutcome, solution_index: int, case_index: int)
     if case is None:
         if outcome.timed_out:
             return "time limit exceeded"
-        return outcome.protocol_error or outcome.startup_error or f"no result (exit status {outcome.exit_status})"
+        return (
+            outcome.protocol_error
+            or outcome.startup_error
+            or f"no result (exit status {outcome.exit_status})"
+        )
     if case.error_verdict:
         return f"{case.error_verdict.value}: {case.message.strip()}"
     return "; ".join(o for o in case.outputs or [] if isinstance(o, str))
@@ -89,16 +95,18 @@ def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Output
     return [o for o in case.outputs if isinstance(o, np.ndarray)]
 
 
-def compute(problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None) -> TrustedOutputs:
+def compute(
+    problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None
+) -> TrustedOutputs:
     outcome = (runner or ProcessRunner()).run(trusted_job(problem, device))
     if outcome.startup_error:
-        raise ReferenceFailure(outcome.startup_error)
+        raise ReferenceRunError(outcome.startup_error)
     trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
     for case_index, case in enumerate(problem.cases):
         arrays = _arrays(outcome, 0, case_index)
         if arrays is None:
             reason = _describe_failure(outcome, 0, case_index)
-            raise ReferenceFailure(f"the reference failed on case {case.name!r}: {reason}")
+            raise ReferenceRunError(f"the reference failed on case {case.name!r}: {reason}")
         trusted.reference[case.name] = arrays
     for mistake_index, mistake in enumerate(problem.mistakes, start=1):
         outputs = trusted.mistakes.setdefault(mistake.name, {})
@@ -130,16 +138,22 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
 def _load(path: os.PathLike[str]) -> TrustedOutputs:
     trusted = TrustedOutputs(reference={}, from_cache=True)
     with np.load(path, allow_pickle=False) as archive:
-        for key in sorted(archive.files, key=lambda k: (k.rsplit("/", 1)[0], int(k.rsplit("/", 1)[1]))):
+        for key in sorted(
+            archive.files, key=lambda k: (k.rsplit("/", 1)[0], int(k.rsplit("/", 1)[1]))
+        ):
             parts = key.split("/")
             if parts[0] == "reference":
                 trusted.reference.setdefault(parts[1], []).append(archive[key])
             else:
-                trusted.mistakes.setdefault(parts[1], {}).setdefault(parts[2], []).append(archive[key])
+                trusted.mistakes.setdefault(parts[1], {}).setdefault(parts[2], []).append(
+                    archive[key]
+                )
     return trusted
 
 
-def load_or_compute(problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None) -> TrustedOutputs:
+def load_or_compute(
+    problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None
+) -> TrustedOutputs:
     path = settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
     if path.is_file():
         return _load(path)
@@ -149,4 +163,7 @@ def load_or_compute(problem: Problem, device: str = "cpu", runner: ProcessRunner
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
-    _save(settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz", trusted)
+    _save(
+        settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz",
+        trusted,
+    )

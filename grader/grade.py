@@ -33,16 +33,31 @@ def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict,
     if outcome.timed_out:
         return Verdict.TIME_LIMIT_EXCEEDED, "the submission ran past its time limit and was stopped"
     if outcome.output_limit_hit:
-        return Verdict.OUTPUT_LIMIT_EXCEEDED, "the submission printed more than the output limit and was stopped"
+        return (
+            Verdict.OUTPUT_LIMIT_EXCEEDED,
+            "the submission printed more than the output limit and was stopped",
+        )
     status = outcome.exit_status
     if status is not None and status < 0:
         name = signal.Signals(-status).name
-        hint = f"; this usually means it ran out of memory (limit {memory_mb} MB)" if name in {"SIGABRT", "SIGSEGV", "SIGBUS"} else ""
-        return Verdict.RUNTIME_ERROR, f"the process was killed by {name} before reporting this case{hint}"
-    return Verdict.RUNTIME_ERROR, f"the process exited (status {status}) before reporting this case; a solution must return, not exit"
+        hint = (
+            f"; this usually means it ran out of memory (limit {memory_mb} MB)"
+            if name in {"SIGABRT", "SIGSEGV", "SIGBUS"}
+            else ""
+        )
+        return (
+            Verdict.RUNTIME_ERROR,
+            f"the process was killed by {name} before reporting this case{hint}",
+        )
+    return (
+        Verdict.RUNTIME_ERROR,
+        f"the process exited (status {status}) before reporting this case; a solution must return, not exit",
+    )
 
 
-def _compare_case(problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: list[np.ndarray[Any, Any]]) -> None:
+def _compare_case(
+    problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: list[np.ndarray[Any, Any]]
+) -> None:
     assert outcome.outputs is not None
     report.verdict = Verdict.ACCEPTED
     worst_ratio = -1.0
@@ -55,14 +70,19 @@ def _compare_case(problem: Problem, report: CaseReport, outcome: CaseOutcome, de
         ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
         if ratio > worst_ratio:
             worst_ratio = ratio
-            report.expected_shape, report.actual_shape = format_shape(want.shape), format_shape(actual.shape)
+            report.expected_shape, report.actual_shape = (
+                format_shape(want.shape),
+                format_shape(actual.shape),
+            )
             report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
         if not result.ok:
             report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
             return
 
 
-def _case_reports(problem: Problem, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs) -> list[CaseReport]:
+def _case_reports(
+    problem: Problem, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs
+) -> list[CaseReport]:
     solution = outcome.solutions[0]
     reports: list[CaseReport] = []
     stopped = False
@@ -76,7 +96,9 @@ def _case_reports(problem: Problem, indices: list[int], outcome: RunOutcome, tru
         got = solution.cases.get(position)
         if got is None:
             if not stopped and not solution.error_verdict:
-                report.verdict, report.message = _missing_case_verdict(outcome, problem.config.limits.memory_mb)
+                report.verdict, report.message = _missing_case_verdict(
+                    outcome, problem.config.limits.memory_mb
+                )
                 stopped = True
             continue
         report.seconds = round(got.seconds, 6)
@@ -85,7 +107,9 @@ def _case_reports(problem: Problem, indices: list[int], outcome: RunOutcome, tru
             continue
         _compare_case(problem, report, got, trusted.reference[case.name])
         if not report.hidden and got.outputs is not None:
-            report.actual = [shown_values(o) if isinstance(o, np.ndarray) else o for o in got.outputs]
+            report.actual = [
+                shown_values(o) if isinstance(o, np.ndarray) else o for o in got.outputs
+            ]
     return reports
 
 
@@ -96,15 +120,29 @@ def _overall(reports: list[CaseReport]) -> Verdict:
     return Verdict.ACCEPTED if reports else Verdict.INTERNAL_ERROR
 
 
-def build_report(problem: Problem, mode: Mode, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs) -> GradeReport:
+def build_report(
+    problem: Problem,
+    mode: Mode,
+    indices: list[int],
+    outcome: RunOutcome,
+    trusted: expected.TrustedOutputs,
+) -> GradeReport:
     versions = {**runtime_versions(), "backend": outcome.backend or "unknown"}
     report = GradeReport(
-        problem=problem.slug, mode=mode, verdict=Verdict.ACCEPTED, score=0.0, stdout=outcome.stdout, versions=versions
+        problem=problem.slug,
+        mode=mode,
+        verdict=Verdict.ACCEPTED,
+        score=0.0,
+        stdout=outcome.stdout,
+        versions=versions,
     )
     if outcome.stdout_truncated:
         report.stdout += "\n[output truncated]"
     if outcome.startup_error:
-        report.verdict, report.message = Verdict.INTERNAL_ERROR, "The grader could not start the runtime; please try again."
+        report.verdict, report.message = (
+            Verdict.INTERNAL_ERROR,
+            "The grader could not start the runtime; please try again.",
+        )
         return report
     solution = outcome.solutions[0]
     report.cases = _case_reports(problem, indices, outcome, trusted)
@@ -112,14 +150,18 @@ def build_report(problem: Problem, mode: Mode, indices: list[int], outcome: RunO
         report.verdict, report.message = solution.error_verdict, solution.message
     else:
         report.verdict = _overall(report.cases)
-        report.score = round(sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4)
+        report.score = round(
+            sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4
+        )
     if outcome.output_limit_hit:
         report.verdict, report.score = Verdict.OUTPUT_LIMIT_EXCEEDED, 0.0
         report.message = "Your code printed more than the output limit allows."
     if outcome.protocol_error:
         # Anything odd on the result channel fails the submission, whatever the cases said.
         report.verdict, report.score = Verdict.RUNTIME_ERROR, 0.0
-        report.message = "Your code interfered with the grader's result channel; results cannot be trusted."
+        report.message = (
+            "Your code interfered with the grader's result channel; results cannot be trusted."
+        )
     if report.verdict is Verdict.WRONG_ANSWER:
         report.diagnosis = diagnose(problem, indices, outcome.solutions[0], report.cases, trusted)
     return report

@@ -32,7 +32,11 @@ class _Strict(BaseModel):
 
 
 class ToleranceConfig(_Strict):
-    rtol: float = Field(ge=0, le=1, description="Relative tolerance: |actual - expected| <= atol + rtol * |expected|.")
+    rtol: float = Field(
+        ge=0,
+        le=1,
+        description="Relative tolerance: |actual - expected| <= atol + rtol * |expected|.",
+    )
     atol: float = Field(ge=0, description="Absolute tolerance, added to the relative part.")
 
     def as_tolerance(self) -> Tolerance:
@@ -49,27 +53,40 @@ class OutputConfig(_Strict):
 
 class LimitsConfig(_Strict):
     wall_seconds: float = Field(
-        30.0, gt=0, le=600, description="Wall-clock budget for a whole submission (import, compile, all cases)."
+        30.0,
+        gt=0,
+        le=600,
+        description="Wall-clock budget for a whole submission (import, compile, all cases).",
     )
-    memory_mb: int = Field(2048, ge=512, le=65536, description="Address-space limit of the child process, MiB.")
+    memory_mb: int = Field(
+        2048, ge=512, le=65536, description="Address-space limit of the child process, MiB."
+    )
 
 
 class ProblemConfig(_Strict):
     title: str = Field(min_length=1, max_length=120, description="Shown in lists and on the page.")
-    track: str = Field(pattern=SLUG.pattern, description="Track (series of problems) this one belongs to.")
+    track: str = Field(
+        pattern=SLUG.pattern, description="Track (series of problems) this one belongs to."
+    )
     position: int = Field(ge=1, description="Position within the track, 1 first.")
     difficulty: Literal["easy", "medium", "hard"] = Field(description="Displayed difficulty.")
     estimated_minutes: int = Field(ge=1, le=600, description="Rough time to solve, in minutes.")
     tags: list[str] = Field(default_factory=list, description="Topic tags shown with the problem.")
-    entry_point: str = Field(pattern=IDENTIFIER.pattern, description="Name of the function learners write.")
+    entry_point: str = Field(
+        pattern=IDENTIFIER.pattern, description="Name of the function learners write."
+    )
     arguments: list[str] = Field(min_length=1, description="Argument names, in call order.")
     outputs: list[OutputConfig] = Field(
         min_length=1,
         description="What the function returns; with several, it returns a tuple in this order.",
     )
     tolerance: ToleranceConfig = Field(description="Default tolerance for every output.")
-    limits: LimitsConfig = Field(default_factory=LimitsConfig, description="Resource limits per submission.")
-    device: Literal["cpu", "gpu", "any"] = Field("any", description="Which workers may grade this problem.")
+    limits: LimitsConfig = Field(
+        default_factory=LimitsConfig, description="Resource limits per submission."
+    )
+    device: Literal["cpu", "gpu", "any"] = Field(
+        "any", description="Which workers may grade this problem."
+    )
 
     @field_validator("arguments")
     @classmethod
@@ -161,13 +178,19 @@ def _diagnosis(path: Path) -> str:
     try:
         tree = ast.parse(path.read_text(), filename=str(path))
     except SyntaxError as error:
-        raise ProblemError(path, None, f"syntax error on line {error.lineno}: {error.msg}") from None
+        raise ProblemError(
+            path, None, f"syntax error on line {error.lineno}: {error.msg}"
+        ) from None
     docstring = ast.get_docstring(tree)
     if not docstring or not docstring.strip():
-        raise ProblemError(path, "docstring", "a mistake starts with a docstring whose first line is its diagnosis")
+        raise ProblemError(
+            path, "docstring", "a mistake starts with a docstring whose first line is its diagnosis"
+        )
     first = docstring.strip().splitlines()[0].strip()
     if len(first) > 240:
-        raise ProblemError(path, "docstring", "the diagnosis (first docstring line) must be at most 240 characters")
+        raise ProblemError(
+            path, "docstring", "the diagnosis (first docstring line) must be at most 240 characters"
+        )
     return first
 
 
@@ -196,7 +219,11 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
             raise ProblemError(path, None, "is empty")
     reference_path = (reference_dir or settings.reference_dir) / f"{slug}.py"
     if not reference_path.is_file():
-        raise ProblemError(reference_path, None, "missing: the reference solution lives here, outside the problem folder")
+        raise ProblemError(
+            reference_path,
+            None,
+            "missing: the reference solution lives here, outside the problem folder",
+        )
     return Problem(
         slug=slug,
         folder=folder,
@@ -208,7 +235,9 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
 
 def problem_folders(problems_dir: Path | None = None) -> list[Path]:
     root = problems_dir or settings.problems_dir
-    return sorted(path for path in root.iterdir() if path.is_dir() and (path / "problem.toml").exists())
+    return sorted(
+        path for path in root.iterdir() if path.is_dir() and (path / "problem.toml").exists()
+    )
 
 
 def find_problem(slug: str) -> Path | None:

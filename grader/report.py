@@ -76,7 +76,9 @@ def _one_or_all(outputs: list[Any] | None) -> Any:
 
 
 def render_text(report: GradeReport) -> str:
-    lines = [f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}, {report.seconds:.2f} s)"]
+    lines = [
+        f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}, {report.seconds:.2f} s)"
+    ]
     if report.message:
         lines += ["", report.message.rstrip()]
     if report.diagnosis:

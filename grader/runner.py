@@ -94,13 +94,13 @@ class _FrameCollector:
 
     def _seconds(self, meta: dict[str, Any]) -> float:
         value = meta.get("seconds")
-        if type(value) not in (int, float) or value < 0:
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
             raise ProtocolError("seconds is not a non-negative number")
         return float(value)
 
     def _verdict(self, meta: dict[str, Any]) -> Verdict:
         try:
-            verdict = Verdict(meta.get("verdict"))
+            verdict = Verdict(str(meta.get("verdict")))
         except ValueError:
             raise ProtocolError("unknown verdict from child") from None
         if verdict not in CHILD_VERDICTS:
@@ -136,7 +136,9 @@ class _FrameCollector:
         seconds = self._seconds(frame.meta)
         if frame.kind is Kind.CASE_ERROR:
             solution.cases[case_index] = CaseOutcome(
-                seconds, error_verdict=self._verdict(frame.meta), message=self._text(frame.meta, "message")
+                seconds,
+                error_verdict=self._verdict(frame.meta),
+                message=self._text(frame.meta, "message"),
             )
             return
         specs = frame.meta.get("outputs")
@@ -147,7 +149,9 @@ class _FrameCollector:
             if isinstance(spec, dict) and "invalid" in spec:
                 outputs.append(self._text(spec, "invalid") or "invalid output")
             else:
-                outputs.append(protocol.unpack_array(spec, frame.data, max_elements=self.max_elements))
+                outputs.append(
+                    protocol.unpack_array(spec, frame.data, max_elements=self.max_elements)
+                )
         solution.cases[case_index] = CaseOutcome(seconds, outputs=outputs)
 
     def read_all(self, stream: BinaryIO, max_data_bytes: int, on_error: Any) -> None:
@@ -206,7 +210,17 @@ class ProcessRunner:
             f"--fsize={64 * 1024 * 1024}",
             "--nofile=1024",
         ]
-        argv = ["prlimit", *limits, "--", str(settings.child_python), "-I", "-u", "-m", "grader.child", str(result_fd)]
+        argv = [
+            "prlimit",
+            *limits,
+            "--",
+            str(settings.child_python),
+            "-I",
+            "-u",
+            "-m",
+            "grader.child",
+            str(result_fd),
+        ]
         return argv, clean_environment(job.device, workdir)
 
     def run(self, job: Job) -> RunOutcome:
@@ -234,7 +248,12 @@ class ProcessRunner:
         return outcome
 
     def _supervise(
-        self, process: subprocess.Popen[bytes], job: Job, collector: _FrameCollector, read_end: int, max_elements: int
+        self,
+        process: subprocess.Popen[bytes],
+        job: Job,
+        collector: _FrameCollector,
+        read_end: int,
+        max_elements: int,
     ) -> RunOutcome:
         outcome = collector.outcome
 
@@ -242,7 +261,8 @@ class ProcessRunner:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
 
-        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout is not None
+        assert process.stdin is not None
         drain = _OutputDrain(settings.stdout_keep_bytes, settings.stdout_limit_bytes, kill)
         results = os.fdopen(read_end, "rb")
         threads = [
@@ -290,4 +310,3 @@ def default_runner() -> ProcessRunner:
 
 def run_job(job: Job, runner: ProcessRunner | None = None) -> RunOutcome:
     return (runner or default_runner()).run(job)
-

@@ -86,7 +86,9 @@ def scaffold(slug: str, problems_dir: Path, reference_dir: Path) -> list[Path]:
     folder = problems_dir / slug
     reference = reference_dir / f"{slug}.py"
     if folder.exists() or reference.exists():
-        raise UsageError(f"{folder if folder.exists() else reference} already exists; choose another slug")
+        raise UsageError(
+            f"{folder if folder.exists() else reference} already exists; choose another slug"
+        )
     title = slug.replace("-", " ").capitalize()
     created = []
     for name, text in FILES.items():
@@ -103,5 +105,7 @@ def scaffold(slug: str, problems_dir: Path, reference_dir: Path) -> list[Path]:
 def leftover_todos(folder: Path) -> list[str]:
     """Files of a scaffolded problem that still hold the scaffold's TODO marker."""
     return sorted(
-        str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file() and TODO in path.read_text()
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and TODO in path.read_text()
     )

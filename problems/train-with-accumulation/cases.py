@@ -29,11 +29,37 @@ def _case(name, *, seed, n, d, classes, micro, steps, lr, clip, sample=False):
 
 
 def cases():
-    yield _case("ten-examples", seed=0, n=10, d=3, classes=3, micro=4, steps=2, lr=0.5, clip=1.0, sample=True)
-    yield _case("three-windows", seed=1, n=22, d=4, classes=3, micro=4, steps=2, lr=0.3, clip=2.0, sample=True)
+    yield _case(
+        "ten-examples",
+        seed=0,
+        n=10,
+        d=3,
+        classes=3,
+        micro=4,
+        steps=2,
+        lr=0.5,
+        clip=1.0,
+        sample=True,
+    )
+    yield _case(
+        "three-windows",
+        seed=1,
+        n=22,
+        d=4,
+        classes=3,
+        micro=4,
+        steps=2,
+        lr=0.3,
+        clip=2.0,
+        sample=True,
+    )
     # Hidden: 50 rows in micro-batches of 8 (last has 2), windows of 3 (last has 1 micro-batch).
     yield _case("ragged", seed=2, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=1.5)
-    yield _case("ragged-tight-clip", seed=3, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=0.5)
+    yield _case(
+        "ragged-tight-clip", seed=3, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=0.5
+    )
     # Hidden: 45 rows in micro-batches of 6 (last has 3), windows of 4 (last has 2 micro-batches).
     yield _case("long-windows", seed=4, n=45, d=5, classes=5, micro=6, steps=4, lr=0.6, clip=2.5)
-    yield _case("long-windows-loose-clip", seed=5, n=45, d=5, classes=5, micro=6, steps=4, lr=0.2, clip=50.0)
+    yield _case(
+        "long-windows-loose-clip", seed=5, n=45, d=5, classes=5, micro=6, steps=4, lr=0.2, clip=50.0
+    )

@@ -4,7 +4,9 @@ import optax
 from flax import nnx
 
 
-def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm):
+def train_with_accumulation(
+    seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm
+):
     model = nnx.Linear(x.shape[1], int(n_classes), rngs=nnx.Rngs(int(seed)))
     labels = y.astype(jnp.int32)
     optimizer = nnx.Optimizer(

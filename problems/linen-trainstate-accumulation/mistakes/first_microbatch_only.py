@@ -16,4 +16,6 @@ def linen_accumulation_step(seed, x_batches, y_batches, lr):
         return jnp.mean((state.apply_fn(params, x)[:, 0] - y) ** 2)
 
     state = state.apply_gradients(grads=jax.grad(loss_fn)(state.params, x_batches[0], y_batches[0]))
-    return jnp.array([loss_fn(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))])
+    return jnp.array(
+        [loss_fn(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))]
+    )

@@ -17,5 +17,9 @@ def linen_accumulation_step(seed, x_batches, y_batches, lr):
 
     grads_a = jax.grad(loss_fn)(state.params, x_batches[0], y_batches[0])
     grads_b = jax.grad(loss_fn)(state.params, x_batches[1], y_batches[1])
-    state = state.apply_gradients(grads=jax.tree_util.tree_map(lambda a, b: a + b, grads_a, grads_b))
-    return jnp.array([loss_fn(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))])
+    state = state.apply_gradients(
+        grads=jax.tree_util.tree_map(lambda a, b: a + b, grads_a, grads_b)
+    )
+    return jnp.array(
+        [loss_fn(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))]
+    )

@@ -28,6 +28,7 @@ def multisteps_step(seed, x, y, k, lr):
 
     tx = optax.MultiSteps(optax.adam(lr), every_k_schedule=1)
     opt_state = tx.init(params)
+
     @jax.jit
     def micro_step(params, opt_state, xb, yb):
         grads = jax.grad(loss_fn)(params, xb, yb)
@@ -36,5 +37,7 @@ def multisteps_step(seed, x, y, k, lr):
 
     m = x.shape[0] // k
     for i in range(1):
-        params, opt_state = micro_step(params, opt_state, x[i * m : (i + 1) * m], labels[i * m : (i + 1) * m])
+        params, opt_state = micro_step(
+            params, opt_state, x[i * m : (i + 1) * m], labels[i * m : (i + 1) * m]
+        )
     return jnp.array([loss_fn(params, x, labels)])

@@ -6,13 +6,13 @@ import optax
 from flax import nnx
 
 
-def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm):
+def train_with_accumulation(
+    seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm
+):
     micro, steps = int(micro_batch_size), int(accumulation_steps)
     model = nnx.Linear(x.shape[1], int(n_classes), rngs=nnx.Rngs(int(seed)))
     labels = y.astype(jnp.int32)
-    optimizer = nnx.Optimizer(
-        model, optax.sgd(lr), wrt=nnx.Param
-    )
+    optimizer = nnx.Optimizer(model, optax.sgd(lr), wrt=nnx.Param)
 
     def summed_loss(model, xb, yb):
         return optax.softmax_cross_entropy_with_integer_labels(model(xb), yb).sum()
@@ -28,7 +28,11 @@ def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulatio
             grads, _ = optax.clip_by_global_norm(max_grad_norm).update(grads, optax.EmptyState())
             grads = jax.tree_util.tree_map(lambda g: g * xb.shape[0], grads)
             total_loss += loss
-            total_grads = grads if total_grads is None else jax.tree_util.tree_map(jnp.add, total_grads, grads)
+            total_grads = (
+                grads
+                if total_grads is None
+                else jax.tree_util.tree_map(jnp.add, total_grads, grads)
+            )
             count += xb.shape[0]
         optimizer.update(model, jax.tree_util.tree_map(lambda g: g / count, total_grads))
         losses.append(total_loss / count)

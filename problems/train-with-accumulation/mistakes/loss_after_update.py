@@ -6,7 +6,9 @@ import optax
 from flax import nnx
 
 
-def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm):
+def train_with_accumulation(
+    seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm
+):
     micro, steps = int(micro_batch_size), int(accumulation_steps)
     model = nnx.Linear(x.shape[1], int(n_classes), rngs=nnx.Rngs(int(seed)))
     labels = y.astype(jnp.int32)
@@ -25,8 +27,18 @@ def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulatio
             xb, yb = x[start : start + micro], labels[start : start + micro]
             loss, grads = nnx.value_and_grad(summed_loss)(model, xb, yb)
             total_loss += loss
-            total_grads = grads if total_grads is None else jax.tree_util.tree_map(jnp.add, total_grads, grads)
+            total_grads = (
+                grads
+                if total_grads is None
+                else jax.tree_util.tree_map(jnp.add, total_grads, grads)
+            )
             count += xb.shape[0]
         optimizer.update(model, jax.tree_util.tree_map(lambda g: g / count, total_grads))
-        losses.append(sum(summed_loss(model, x[s : s + micro], labels[s : s + micro]) for s in starts[first : first + steps]) / count)
+        losses.append(
+            sum(
+                summed_loss(model, x[s : s + micro], labels[s : s + micro])
+                for s in starts[first : first + steps]
+            )
+            / count
+        )
     return jnp.stack(losses)

@@ -1,0 +1,65 @@
+"""`jaxjudge check` on broken folders: precise errors, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.check import check_problem, render
+
+from .test_problem import edit
+
+
+def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    edit(folder / "problem.toml", "estimated_minutes = 15", "estimated_minutes = 0")
+    result = check_problem(folder, references)
+    assert not result.ok
+    assert (
+        "problem.toml: estimated_minutes: Input should be greater than or equal to 1"
+        in result.errors[0]
+    )
+    assert "FAILED" in render(result)
+
+
+def test_non_deterministic_cases_are_caught(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    edit(folder / "cases.py", "np.random.default_rng(3000 + seed)", "np.random.default_rng()")
+    result = check_problem(folder, references)
+    assert any("differs between two generations" in error for error in result.errors)
+
+
+@pytest.mark.slow
+def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    # A "mistake" that is really correct: no hidden case can separate it.
+    (folder / "mistakes" / "not_really_wrong.py").write_text(
+        '"""Not actually a mistake."""\nimport jax.numpy as jnp\n'
+        "def microbatched_grads(w, b, x_full, y_full, n_microbatches):\n"
+        "    return jnp.sum(2.0 * (w * x_full - y_full) * x_full)\n"
+    )
+    result = check_problem(folder, references)
+    assert [
+        e for e in result.errors if "mistakes/not_really_wrong.py: no hidden case separates it" in e
+    ]
+    assert len(result.errors) == 1
+
+
+@pytest.mark.slow
+def test_an_accepted_starter_and_a_broken_reference_are_reported(
+    problem_copy: tuple[Path, Path],
+) -> None:
+    folder, references = problem_copy
+    reference = (references / "scan-microbatched-grads.py").read_text()
+    (folder / "starter.py").write_text(reference)
+    result = check_problem(folder, references)
+    assert any("starter.py: the starter is accepted" in error for error in result.errors)
+
+    (references / "scan-microbatched-grads.py").write_text(
+        reference.replace("return total", "return total / 0 + undefined")
+    )
+    result = check_problem(folder, references)
+    assert any(
+        "the reference failed on case 'tiny': runtime_error" in error for error in result.errors
+    )

@@ -1,0 +1,183 @@
+"""How grading treats misbehaving submissions, on a tiny problem (`solve(x, scale)`
+returns `x * scale`). Each test starts one child process (about 1.5 s)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from grader.grade import grade
+from grader.problem import Problem, load_problem
+from grader.scaffold import scaffold
+from grader.verdicts import Verdict
+
+pytestmark = pytest.mark.slow
+
+CORRECT = "def solve(x, scale):\n    return x * scale\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
+    root = tmp_path_factory.mktemp("tiny")
+    scaffold("tiny", root / "problems", root / "refs")
+    toml = root / "problems" / "tiny" / "problem.toml"
+    toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 4"))
+    return load_problem(root / "problems" / "tiny", root / "refs")
+
+
+def test_correct_solution_is_accepted(tiny: Problem) -> None:
+    report = grade(tiny, CORRECT)
+    assert report.verdict is Verdict.ACCEPTED
+    assert report.score == 1.0
+    assert report.versions["jax"]
+    assert report.versions["backend"] == "cpu"
+
+
+def test_sample_cases_show_inputs_and_expected_hidden_do_not(tiny: Problem) -> None:
+    report = grade(tiny, "def solve(x, scale):\n    return x\n")
+    sample, hidden = report.cases
+    assert not sample.hidden and sample.inputs and sample.expected is not None
+    assert (
+        hidden.hidden
+        and hidden.inputs is None
+        and hidden.expected is None
+        and hidden.actual is None
+    )
+    assert report.diagnosis == "You returned x unchanged; multiply it by scale."
+
+
+def test_run_mode_grades_samples_only(tiny: Problem) -> None:
+    report = grade(tiny, CORRECT, mode="run")
+    assert [case.name for case in report.cases] == ["sample"]
+
+
+def test_forged_verdict_on_stdout_and_exit_zero_is_not_a_pass(tiny: Problem) -> None:
+    source = (
+        'import os\nprint(\'{"verdict": "accepted", "score": 1.0}\', flush=True)\nos._exit(0)\n'
+    )
+    report = grade(tiny, source)
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert report.score == 0.0
+    assert '"verdict": "accepted"' in report.stdout  # shown to the learner as output, nothing more
+
+
+def test_exit_inside_the_function_is_a_runtime_error(tiny: Problem) -> None:
+    report = grade(tiny, "import os\ndef solve(x, scale):\n    os._exit(0)\n")
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert "exited (status 0)" in report.cases[0].message
+    assert report.cases[1].verdict is Verdict.SKIPPED
+
+
+def test_sys_exit_is_explained(tiny: Problem) -> None:
+    report = grade(tiny, "import sys\ndef solve(x, scale):\n    sys.exit(0)\n")
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert "sys.exit()" in report.cases[0].message
+
+
+def test_infinite_loop_is_killed_at_the_time_limit(tiny: Problem) -> None:
+    report = grade(tiny, "def solve(x, scale):\n    while True:\n        pass\n")
+    assert report.verdict is Verdict.TIME_LIMIT_EXCEEDED
+    assert report.seconds < 30
+
+
+def test_output_flood_is_output_limit_exceeded(tiny: Problem) -> None:
+    report = grade(tiny, "def solve(x, scale):\n    while True:\n        print('x' * 10000)\n")
+    assert report.verdict is Verdict.OUTPUT_LIMIT_EXCEEDED
+    assert len(report.stdout) < 20_000  # captured output is capped
+
+
+def test_memory_bomb_is_memory_limit_exceeded(tiny: Problem) -> None:
+    report = grade(tiny, "import numpy as np\ndef solve(x, scale):\n    return np.ones(10**10)\n")
+    assert report.verdict is Verdict.MEMORY_LIMIT_EXCEEDED
+
+
+def test_huge_declared_output_is_output_limit_exceeded(tiny: Problem) -> None:
+    report = grade(
+        tiny,
+        "import numpy as np\ndef solve(x, scale):\n    return np.zeros((2000, 1000), np.int8)\n",
+    )
+    assert report.verdict is Verdict.OUTPUT_LIMIT_EXCEEDED
+
+
+def test_always_equal_objects_are_converted_to_numbers(tiny: Problem) -> None:
+    source = (
+        "class Liar(float):\n"
+        "    def __eq__(self, other): return True\n"
+        "    def __abs__(self): return 0.0\n"
+        "    def __sub__(self, other): return 0.0\n"
+        "    def __lt__(self, other): return True\n"
+        "def solve(x, scale):\n    return [Liar(0.0)] * x.shape[0]\n"
+    )
+    assert grade(tiny, source).verdict is Verdict.WRONG_ANSWER
+
+
+def test_none_bool_and_text_outputs_are_wrong_answers(tiny: Problem) -> None:
+    assert "returned None" in grade(tiny, "def solve(x, scale):\n    pass\n").cases[0].message
+    assert "boolean" in grade(tiny, "def solve(x, scale):\n    return x > 0\n").cases[0].message
+    report = grade(tiny, "def solve(x, scale):\n    return 'accepted'\n")
+    assert report.verdict is Verdict.WRONG_ANSWER
+
+
+def test_writing_to_the_result_channel_fails_the_submission(tiny: Problem) -> None:
+    source = (
+        "import os, sys\n"
+        "def solve(x, scale):\n"
+        "    os.write(int(sys.argv[1]), b'JJF1garbage' * 10)\n"
+        "    return x * scale\n"
+    )
+    report = grade(tiny, source)
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert report.score == 0.0
+    assert "result channel" in report.message
+
+
+def test_traceback_shows_only_the_learners_frames(tiny: Problem) -> None:
+    report = grade(
+        tiny,
+        "def helper(x):\n    return x / undefined_name\ndef solve(x, scale):\n    return helper(x)\n",
+    )
+    message = report.cases[0].message
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert 'File "submission.py", line 2, in helper' in message
+    assert "return x / undefined_name" in message
+    assert "NameError" in message
+    assert "child.py" not in message and "grader" not in message
+
+
+def test_the_childs_environment_is_an_allow_list(
+    tiny: Problem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JAXJUDGE_TEST_SECRET", "hunter2")
+    report = grade(
+        tiny, "import os\nprint(sorted(os.environ))\ndef solve(x, scale):\n    return x * scale\n"
+    )
+    assert report.verdict is Verdict.ACCEPTED
+    assert "JAXJUDGE_TEST_SECRET" not in report.stdout
+    assert "hunter2" not in report.stdout
+
+
+def test_reading_the_inputs_does_not_reveal_expected_outputs(tiny: Problem) -> None:
+    # The child holds only inputs: every global of the process is searched for
+    # the hidden expected value (x * scale) and nothing is found.
+    source = (
+        "import gc, numpy as np\n"
+        "def solve(x, scale):\n"
+        "    target = np.asarray(x) * scale\n"
+        "    for obj in gc.get_objects():\n"
+        "        if isinstance(obj, np.ndarray) and obj is not target and obj.shape == target.shape\\\n"
+        "                and obj.size and np.allclose(obj, target) and not np.allclose(obj, np.asarray(x)):\n"
+        "            print('FOUND')\n"
+        "    return x\n"
+    )
+    assert "FOUND" not in grade(tiny, source).stdout
+
+
+def test_the_working_directory_is_private_and_removed(tiny: Problem, tmp_path: Path) -> None:
+    report = grade(
+        tiny, "import os\nprint(os.getcwd())\ndef solve(x, scale):\n    return x * scale\n"
+    )
+    workdir = report.stdout.strip().splitlines()[0]
+    assert "jaxjudge-run-" in workdir
+    assert not os.path.exists(workdir)

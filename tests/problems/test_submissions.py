@@ -1,0 +1,57 @@
+"""The annotated submissions in tests/submissions/ get exactly their expected verdicts
+(and, for wrong answers, the expected diagnosis). See tests/submissions/README.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.config import PROJECT_ROOT
+from grader.grade import grade
+from grader.problem import load_problem
+from grader.verdicts import Verdict
+
+SUBMISSIONS = sorted((PROJECT_ROOT / "tests" / "submissions").glob("*/*.py"))
+
+
+def header(text: str, key: str) -> str | None:
+    found = re.search(rf"^# {key}: (.+)$", text, re.MULTILINE)
+    return found.group(1).strip() if found else None
+
+
+def test_every_problem_has_accepted_alternatives_and_diagnosed_mistakes() -> None:
+    by_problem: dict[str, list[str]] = {}
+    for path in SUBMISSIONS:
+        by_problem.setdefault(path.parent.name, []).append(header(path.read_text(), "expect") or "")
+    assert len(by_problem) == 5
+    for slug, expectations in by_problem.items():
+        assert expectations.count("accepted") >= 2, slug
+        assert expectations.count("wrong_answer") >= 1, slug
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_submission_gets_its_annotated_verdict(path: Path) -> None:
+    text = path.read_text()
+    expected = Verdict(header(text, "expect") or "missing `# expect:` header")
+    problem = load_problem(PROJECT_ROOT / "problems" / path.parent.name)
+    report = grade(problem, text)
+    failing = [
+        (c.name, c.verdict.value, c.message)
+        for c in report.cases
+        if c.verdict is not Verdict.ACCEPTED
+    ]
+    assert report.verdict is expected, f"{report.message}\n{failing}"
+    if expected is Verdict.WRONG_ANSWER:
+        mistake = header(text, "diagnosis")
+        assert mistake is not None, "wrong answers must say which diagnosis they expect (or none)"
+        want = (
+            None
+            if mistake == "none"
+            else next(m.diagnosis for m in problem.mistakes if m.name == mistake)
+        )
+        assert report.diagnosis == want
+    if expected is Verdict.ACCEPTED:
+        assert report.score == 1.0

@@ -1,0 +1,124 @@
+"""The CLI contract: exit codes, one JSON object, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.cli import main
+from grader.config import PROJECT_ROOT, settings
+
+JAXJUDGE = [sys.executable, "-m", "grader.cli"]
+REFERENCE = PROJECT_ROOT / "reference_solutions" / "scan-microbatched-grads.py"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "JAXJUDGE_DATA_DIR": str(settings.data_dir)}
+    return subprocess.run(
+        [*JAXJUDGE, *args], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, check=False
+    )
+
+
+@pytest.mark.slow
+def test_grade_json_prints_exactly_one_object_and_exits_zero_when_accepted() -> None:
+    completed = run_cli("grade", "scan-microbatched-grads", str(REFERENCE), "--json")
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads(completed.stdout)  # the whole stdout is one JSON document
+    assert {
+        "problem",
+        "verdict",
+        "score",
+        "cases",
+        "diagnosis",
+        "stdout",
+        "versions",
+        "seconds",
+    } <= report.keys()
+    assert report["verdict"] == "accepted"
+    assert report["score"] == 1.0
+    assert report["versions"]["jax"] == "0.10.2"
+    case = report["cases"][0]
+    assert {
+        "name",
+        "hidden",
+        "verdict",
+        "max_abs_error",
+        "max_rel_error",
+        "expected_shape",
+        "actual_shape",
+        "seconds",
+        "message",
+    } <= case.keys()
+
+
+@pytest.mark.slow
+def test_grade_exits_one_with_a_readable_report_when_not_accepted(tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(
+        "def microbatched_grads(w, b, x_full, y_full, n_microbatches):\n    return 0.0\n"
+    )
+    completed = run_cli("grade", "scan-microbatched-grads", str(wrong))
+    assert completed.returncode == 1
+    assert "scan-microbatched-grads: Wrong answer" in completed.stdout
+    assert "expected:" in completed.stdout  # sample values are shown
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["grade", "no-such-problem", "x.py"],
+            "unknown problem 'no-such-problem'; known problems: linen-trainstate-accumulation",
+        ),
+        (["grade", "scan-microbatched-grads", "/nonexistent.py"], "/nonexistent.py: no such file"),
+        (["grade", "scan-microbatched-grads", "/"], "/: is a directory"),
+        (["check", "../etc"], "unknown problem '../etc'"),
+    ],
+)
+def test_misuse_exits_two_with_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_binary_and_oversized_files_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"\xff\xfe\x00def")
+    assert main(["grade", "scan-microbatched-grads", str(binary)]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err
+    big = tmp_path / "big.py"
+    big.write_text("#" * (settings.max_source_bytes + 1))
+    assert main(["grade", "scan-microbatched-grads", str(big)]) == 2
+    assert "larger than the 256 KiB limit" in capsys.readouterr().err
+
+
+def test_new_scaffolds_a_folder_that_check_explains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(settings, "problems_dir", tmp_path / "problems")
+    monkeypatch.setattr(settings, "reference_dir", tmp_path / "refs")
+    assert main(["new", "my-problem"]) == 0
+    assert (tmp_path / "problems" / "my-problem" / "cases.py").is_file()
+    assert (tmp_path / "refs" / "my-problem.py").is_file()
+    assert main(["new", "my-problem"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["new", "Bad Slug"]) == 2
+
+    from grader.check import check_problem
+
+    result = check_problem(tmp_path / "problems" / "my-problem", tmp_path / "refs")
+    assert (
+        "statement.md: still holds the scaffold's TODO; replace it with real content"
+        in result.errors
+    )
+    assert any("problem.toml: still holds" in error for error in result.errors)
