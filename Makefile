@@ -6,9 +6,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck pytest venv clean
+.PHONY: run test check lint typecheck pytest venv system-deps bench clean
 
-venv: $(STAMP)
+venv: system-deps $(STAMP)
+
+# bubblewrap sandboxes every submission. Installed when missing and we are root.
+system-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (Debian package)"; \
+	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "jaxjudge needs bubblewrap: run 'sudo apt-get install bubblewrap' (or your system's equivalent)"; exit 1; \
+	  fi; }
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "jaxjudge needs Python 3.11; found " + sys.version.split()[0])'
@@ -30,7 +40,10 @@ typecheck: venv
 	$(BIN)/mypy
 
 pytest: venv
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+bench: venv
+	$(BIN)/python bench/grading_latency.py --write
 
 test: lint typecheck pytest
 

@@ -1,6 +1,7 @@
 """The code that runs learner solutions, in a child process the grader owns.
 
-Started as ``python -I -u -m grader.child RESULT_FD``. It imports the runtime,
+Started as ``python -I -u -m grader.child RESULT_FD`` (or, in a sandbox, through a
+bootstrap that puts /judge on sys.path). It imports the runtime,
 sends HELLO on the result channel, then reads exactly one JOB frame from stdin:
 the entry point, one or more solutions' sources, and the case inputs. For each
 solution it compiles and executes the source, calls the entry point once per
@@ -18,9 +19,11 @@ from __future__ import annotations
 import builtins
 import linecache
 import os
+import resource
 import sys
 import time
 import traceback
+from collections import deque
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -29,6 +32,7 @@ from grader import protocol
 from grader.protocol import Kind
 
 MAX_MESSAGE_CHARS = 8000
+MAX_TRACEBACK_FRAMES = 30
 
 
 def _import_runtime() -> Any:
@@ -65,11 +69,23 @@ def _formatted_exception(error: BaseException) -> str:
 
 
 def learner_traceback(error: BaseException, filename: str) -> str:
-    """The traceback cut down to the learner's own frames."""
-    frames = [
-        frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename
-    ]
-    lines = ["Traceback (your code only):\n", *traceback.StackSummary.from_list(frames).format()]
+    """The traceback cut down to the learner's own frames, the last few only:
+    a runaway recursion has a million of them, and formatting them all would
+    take longer than the time limit."""
+    recent: deque[tuple[str, int]] = deque(maxlen=MAX_TRACEBACK_FRAMES)
+    seen = 0
+    tb = error.__traceback__
+    while tb is not None:  # a plain loop: cheap even for a million frames
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename:
+            recent.append((code.co_name, tb.tb_lineno))
+            seen += 1
+        tb = tb.tb_next
+    lines = ["Traceback (your code only):\n"]
+    if seen > len(recent):
+        lines.append(f"  ... {seen - len(recent)} earlier frames omitted ...\n")
+    frames = [traceback.FrameSummary(filename, lineno, name) for name, lineno in recent]
+    lines += traceback.StackSummary.from_list(frames).format()
     lines.append(_formatted_exception(error))
     return "".join(lines)[:MAX_MESSAGE_CHARS]
 
@@ -253,6 +269,17 @@ def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]
     return cases
 
 
+def _apply_memory_limit(limit: int) -> None:
+    """Lower the address-space limit to this job's before any learner code runs.
+
+    A warm child is started under the pool's largest limit (from outside, by
+    prlimit and the cgroup); lowering a limit is always allowed and can never
+    be undone by the code that runs afterwards."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def main() -> None:
     channel = _Channel(int(sys.argv[1]))
     jax = _import_runtime()
@@ -263,6 +290,7 @@ def main() -> None:
     if frame is None or frame.kind is not Kind.JOB:
         raise SystemExit("no job received")
     job = frame.meta
+    _apply_memory_limit(int(job["memory_bytes"]))
     cases = _decode_cases(job, frame.data, jax.numpy)
     for index, solution in enumerate(job["solutions"]):
         source = frame.data[solution["offset"] : solution["offset"] + solution["length"]].decode()

@@ -48,15 +48,21 @@ def read_submission(path: str) -> str:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from grader.devices import NoDeviceError, device_for
     from grader.grade import grade
     from grader.problem import load_problem
     from grader.report import render_text
 
     folder = _problem_folder(args.slug)
     source = read_submission(args.file)
-    report = grade(load_problem(folder), source, mode="run" if args.samples_only else "submit")
+    problem = load_problem(folder)
+    try:
+        device = device_for(problem.config.device)
+    except NoDeviceError as error:
+        raise UsageError(f"{args.slug}: {error}") from None
+    report = grade(problem, source, mode="run" if args.samples_only else "submit", device=device)
     if args.json:
-        print(json.dumps(report.to_json()))
+        print(json.dumps(report.to_json(), allow_nan=False))
     else:
         print(render_text(report))
     return EXIT_OK if report.accepted else EXIT_FAILED

@@ -34,6 +34,27 @@ class Settings(BaseSettings):
     max_output_elements: int = Field(
         1_000_000, description="Largest array a child may return for one output."
     )
+    sandbox: bool = Field(
+        True,
+        description="Run learner code in bubblewrap. Turn off only to develop on a machine without it.",
+    )
+    prefer_gpu: bool = Field(
+        False, description='Run `device = "any"` problems on a GPU when one is present.'
+    )
+    use_cgroups: bool = Field(
+        True, description="Give each sandbox its own cgroup where the host allows."
+    )
+    sandbox_max_pids: int = Field(
+        512, description="Processes and threads one sandbox may hold (cgroup)."
+    )
+    sandbox_tmp_bytes: int = Field(
+        64 * 1024 * 1024, description="Size of a sandbox's private /tmp."
+    )
+
+    @property
+    def compilation_cache_dir(self) -> Path:
+        """JAX's persistent compilation cache: written by trusted runs only."""
+        return self.data_dir / "cache" / "jax"
 
     @property
     def expected_cache_dir(self) -> Path:

@@ -20,7 +20,7 @@ import numpy as np
 from grader.config import settings
 from grader.job import Job, RunOutcome, Solution
 from grader.problem import Problem
-from grader.runner import ProcessRunner
+from grader.runner import PlainLauncher, ProcessRunner, Runner
 from grader.versions import runtime_versions
 
 Outputs = list[np.ndarray[Any, Any]]
@@ -95,10 +95,11 @@ def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Output
     return [o for o in case.outputs if isinstance(o, np.ndarray)]
 
 
-def compute(
-    problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None
-) -> TrustedOutputs:
-    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device))
+def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None) -> TrustedOutputs:
+    # Trusted code: a plain child that may fill the compilation cache.
+    outcome = (runner or ProcessRunner(PlainLauncher(compilation_cache_writable=True))).run(
+        trusted_job(problem, device)
+    )
     if outcome.startup_error:
         raise ReferenceRunError(outcome.startup_error)
     trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
@@ -152,7 +153,7 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
 
 
 def load_or_compute(
-    problem: Problem, device: str = "cpu", runner: ProcessRunner | None = None
+    problem: Problem, device: str = "cpu", runner: Runner | None = None
 ) -> TrustedOutputs:
     path = settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
     if path.is_file():

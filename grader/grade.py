@@ -10,11 +10,12 @@ import numpy as np
 
 from grader import expected
 from grader.compare import compare, format_shape
+from grader.config import settings
 from grader.diagnose import diagnose
 from grader.job import CaseOutcome, Job, RunOutcome, Solution
 from grader.problem import Problem
 from grader.report import CaseReport, GradeReport, describe_value, shown_values
-from grader.runner import ProcessRunner
+from grader.runner import PlainLauncher, ProcessRunner, Runner
 from grader.verdicts import Verdict
 from grader.versions import runtime_versions
 
@@ -167,17 +168,26 @@ def build_report(
     return report
 
 
+def learner_runner() -> Runner:
+    """A fresh sandbox per submission (or, with JAXJUDGE_SANDBOX=false, a plain child)."""
+    if settings.sandbox:
+        from grader.sandbox import SandboxLauncher
+
+        return ProcessRunner(SandboxLauncher())
+    return ProcessRunner(PlainLauncher(compilation_cache_writable=False))
+
+
 def grade(
     problem: Problem,
     source: str,
     *,
     mode: Mode = "submit",
     device: str = "cpu",
-    runner: ProcessRunner | None = None,
+    runner: Runner | None = None,
     trusted: expected.TrustedOutputs | None = None,
 ) -> GradeReport:
     started = time.monotonic()
-    trusted = trusted or expected.load_or_compute(problem, device, runner)
+    trusted = trusted or expected.load_or_compute(problem, device)
     indices = selected_cases(problem, mode)
     job = Job(
         entry_point=problem.config.entry_point,
@@ -188,7 +198,7 @@ def grade(
         memory_mb=problem.config.limits.memory_mb,
         device=device,
     )
-    outcome = (runner or ProcessRunner()).run(job)
+    outcome = (runner or learner_runner()).run(job)
     report = build_report(problem, mode, indices, outcome, trusted)
     report.seconds = round(time.monotonic() - started, 3)
     return report

@@ -54,6 +54,7 @@ class RunOutcome:
     stdout_truncated: bool = False
     timed_out: bool = False
     output_limit_hit: bool = False
+    memory_killed: bool = False  # the cgroup's memory limit killed a process
     finished: bool = False  # the child sent DONE
     exit_status: int | None = None
     protocol_error: str | None = None

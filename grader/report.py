@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,10 +66,21 @@ def describe_value(value: float | np.ndarray[Any, Any]) -> str:
     return f"{value.dtype.name} array of shape {format_shape(value.shape)}"
 
 
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # "nan", "inf", "-inf": strict JSON has no such numbers
+    return value
+
+
 def shown_values(array: np.ndarray[Any, Any]) -> Any:
+    """Values as JSON-safe lists, or a description for large or non-real arrays."""
     if array.size > SHOW_VALUES_UP_TO:
         return f"{array.dtype.name} array of shape {format_shape(array.shape)}"
-    return array.tolist()
+    if array.dtype.kind not in "iuf":
+        return f"{array.dtype.name}{format_shape(array.shape)} {np.array2string(array, precision=5, separator=', ')}"
+    return _json_safe(array.tolist())
 
 
 def _one_or_all(outputs: list[Any] | None) -> Any:

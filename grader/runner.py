@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
 
 from grader import protocol
 from grader.config import settings
@@ -64,6 +68,7 @@ def encode_job(job: Job, max_elements: int) -> bytes:
         "n_outputs": job.n_outputs,
         "max_elements": max_elements,
         "max_input_elements": 1 << 28,
+        "memory_bytes": job.memory_mb * 1024 * 1024,
         "solutions": solutions,
         "cases": cases,
     }
@@ -74,11 +79,16 @@ class _FrameCollector:
     """Validates frames from an untrusted child: kinds in order, indices in
     range, each case reported at most once, nothing after DONE."""
 
-    def __init__(self, job: Job, max_elements: int) -> None:
-        self.job = job
+    def __init__(self, max_elements: int) -> None:
+        self.job: Job | None = None
         self.max_elements = max_elements
-        self.outcome = RunOutcome(solutions=[SolutionOutcome() for _ in job.solutions])
+        self.outcome = RunOutcome(solutions=[])
         self.hello = threading.Event()
+
+    def bind(self, job: Job) -> None:
+        """Called before the job is written: from here on frames refer to it."""
+        self.outcome.solutions = [SolutionOutcome() for _ in job.solutions]
+        self.job = job
 
     def _index(self, meta: dict[str, Any], key: str, limit: int) -> int:
         value = meta.get(key)
@@ -118,19 +128,20 @@ class _FrameCollector:
             outcome.backend = backend if isinstance(backend, str) else None
             self.hello.set()
             return
-        if not self.hello.is_set() or frame.kind is Kind.JOB:
+        job = self.job
+        if not self.hello.is_set() or job is None or frame.kind is Kind.JOB:
             raise ProtocolError(f"unexpected {frame.kind.name} frame")
         if frame.kind is Kind.DONE:
             outcome.finished = True
             return
-        solution = outcome.solutions[self._index(frame.meta, "solution", len(self.job.solutions))]
+        solution = outcome.solutions[self._index(frame.meta, "solution", len(job.solutions))]
         if frame.kind is Kind.SOLUTION_ERROR:
             if solution.error_verdict or solution.cases:
                 raise ProtocolError("solution error after results")
             solution.error_verdict = self._verdict(frame.meta)
             solution.message = self._text(frame.meta, "message")
             return
-        case_index = self._index(frame.meta, "case", len(self.job.cases))
+        case_index = self._index(frame.meta, "case", len(job.cases))
         if case_index in solution.cases or solution.error_verdict:
             raise ProtocolError("a case was reported twice")
         seconds = self._seconds(frame.meta)
@@ -142,7 +153,7 @@ class _FrameCollector:
             )
             return
         specs = frame.meta.get("outputs")
-        if not isinstance(specs, list) or len(specs) != self.job.n_outputs:
+        if not isinstance(specs, list) or len(specs) != job.n_outputs:
             raise ProtocolError("wrong number of outputs")
         outputs: list[Any] = []
         for spec in specs:
@@ -200,20 +211,52 @@ def clean_environment(device: str, home: str) -> dict[str, str]:
     return env
 
 
-class ProcessRunner:
-    """Runs a job in a fresh child process (no namespaces: see SandboxRunner)."""
+def rlimit_command(memory_mb: int) -> list[str]:
+    """Limits set by the kernel before Python starts, inherited by everything below."""
+    return [
+        "prlimit",
+        f"--as={memory_mb * 1024 * 1024}",
+        "--core=0",
+        f"--fsize={64 * 1024 * 1024}",
+        "--nofile=1024",
+        "--",
+    ]
 
-    def command(self, job: Job, result_fd: int, workdir: str) -> tuple[list[str], dict[str, str]]:
-        limits = [
-            f"--as={job.memory_mb * 1024 * 1024}",
-            "--core=0",
-            f"--fsize={64 * 1024 * 1024}",
-            "--nofile=1024",
-        ]
+
+@dataclass
+class LaunchSpec:
+    """How to start one child: argv, environment, extra fds, and the hooks
+    the supervisor calls to kill everything and clean up."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    pass_fds: tuple[int, ...] = ()
+    kill_all: Callable[[], None] | None = None
+    memory_killed: Callable[[], bool] | None = None
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+
+class Launcher(Protocol):
+    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec: ...
+
+
+class PlainLauncher:
+    """A child in an ordinary process: for trusted runs (references, mistakes)."""
+
+    def __init__(self, *, compilation_cache_writable: bool = True) -> None:
+        self.compilation_cache_writable = compilation_cache_writable
+
+    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
+        env = clean_environment(device, workdir)
+        env.update(
+            compilation_cache_env(
+                settings.compilation_cache_dir, writable=self.compilation_cache_writable
+            )
+        )
         argv = [
-            "prlimit",
-            *limits,
-            "--",
+            *rlimit_command(memory_mb),
             str(settings.child_python),
             "-I",
             "-u",
@@ -221,92 +264,134 @@ class ProcessRunner:
             "grader.child",
             str(result_fd),
         ]
-        return argv, clean_environment(job.device, workdir)
+        return LaunchSpec(
+            argv, env, workdir, cleanup=[lambda: shutil.rmtree(workdir, ignore_errors=True)]
+        )
 
-    def run(self, job: Job) -> RunOutcome:
-        max_elements = settings.max_output_elements
-        collector = _FrameCollector(job, max_elements)
+
+def compilation_cache_env(directory: Path, *, writable: bool) -> dict[str, str]:
+    """JAX's persistent compilation cache: written only by trusted runs.
+
+    Untrusted children read it through a read-only mount and are told never to
+    write (a compile would have to take 10^9 seconds to qualify)."""
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(directory),
+        # No eviction (JAX's default, stated): with eviction on, every read
+        # takes a lock file and writes an access time, which a read-only
+        # mount refuses.
+        "JAX_COMPILATION_CACHE_MAX_SIZE": "-1",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0" if writable else "1e9",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1" if writable else str(1 << 62),
+    }
+
+
+class StartedChild:
+    """A child process that is starting or waiting (after HELLO) for its one job."""
+
+    def __init__(self, launcher: Launcher, *, device: str, memory_mb: int) -> None:
+        self.device = device
+        self.max_elements = settings.max_output_elements
+        self.collector = _FrameCollector(self.max_elements)
         read_end, write_end = os.pipe()
-        started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="jaxjudge-run-") as workdir:
-            argv, env = self.command(job, write_end, workdir)
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=(write_end,),
-                    env=env,
-                    cwd=workdir,
-                    start_new_session=True,
-                )
-            finally:
-                os.close(write_end)
-            outcome = self._supervise(process, job, collector, read_end, max_elements)
-        outcome.wall_seconds = time.monotonic() - started
-        return outcome
-
-    def _supervise(
-        self,
-        process: subprocess.Popen[bytes],
-        job: Job,
-        collector: _FrameCollector,
-        read_end: int,
-        max_elements: int,
-    ) -> RunOutcome:
-        outcome = collector.outcome
-
-        def kill() -> None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-
-        assert process.stdout is not None
-        assert process.stdin is not None
-        drain = _OutputDrain(settings.stdout_keep_bytes, settings.stdout_limit_bytes, kill)
-        results = os.fdopen(read_end, "rb")
-        threads = [
-            threading.Thread(target=drain.read_all, args=(process.stdout,), daemon=True),
+        self.spec = launcher.launch(device=device, memory_mb=memory_mb, result_fd=write_end)
+        try:
+            self.process = subprocess.Popen(
+                self.spec.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_end, *self.spec.pass_fds),
+                env=self.spec.env,
+                cwd=self.spec.cwd,
+                start_new_session=True,
+            )
+        finally:
+            for fd in (write_end, *self.spec.pass_fds):
+                os.close(fd)
+        assert self.process.stdout is not None
+        self.drain = _OutputDrain(
+            settings.stdout_keep_bytes, settings.stdout_limit_bytes, self.kill
+        )
+        self.results = os.fdopen(read_end, "rb")
+        self.threads = [
+            threading.Thread(target=self.drain.read_all, args=(self.process.stdout,), daemon=True),
             threading.Thread(
-                target=collector.read_all,
-                args=(results, 4 * max_elements * 8 + (1 << 20), kill),
+                target=self.collector.read_all,
+                args=(self.results, 4 * self.max_elements * 8 + (1 << 20), self.kill),
                 daemon=True,
             ),
         ]
-        for thread in threads:
+        for thread in self.threads:
             thread.start()
+        self.closed = False
+
+    def ready(self, timeout: float) -> bool:
+        return self.collector.hello.wait(timeout) and self.process.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if self.spec.kill_all:
+            self.spec.kill_all()
+
+    def run(self, job: Job) -> RunOutcome:
+        """Deliver the job, supervise it to the end, and close the child."""
+        outcome = self.collector.outcome
+        started = time.monotonic()
+        assert self.process.stdin is not None
         try:
-            if not collector.hello.wait(STARTUP_SECONDS) or process.poll() is not None:
+            if not self.ready(STARTUP_SECONDS):
                 outcome.startup_error = "the grading runtime did not start"
-                kill()
             else:
+                self.collector.bind(job)
                 with contextlib.suppress(BrokenPipeError):
-                    process.stdin.write(encode_job(job, max_elements))
+                    self.process.stdin.write(encode_job(job, self.max_elements))
                 with contextlib.suppress(BrokenPipeError):
-                    process.stdin.close()
+                    self.process.stdin.close()
                 try:
-                    process.wait(timeout=job.wall_seconds)
+                    self.process.wait(timeout=job.wall_seconds)
                 except subprocess.TimeoutExpired:
                     outcome.timed_out = True
         finally:
-            kill()  # also reaps anything the child left behind in its group
-            process.wait()
-            for thread in threads:
-                thread.join(timeout=2.0)
-            results.close()
-            process.stdout.close()
-        outcome.exit_status = process.returncode
-        outcome.output_limit_hit = drain.limit_hit
-        outcome.stdout = bytes(drain.kept).decode("utf-8", errors="replace")
-        outcome.stdout_truncated = drain.total > len(drain.kept)
-        if outcome.startup_error and drain.kept:
+            self.close()
+        outcome.wall_seconds = time.monotonic() - started
+        outcome.exit_status = self.process.returncode
+        outcome.output_limit_hit = self.drain.limit_hit
+        outcome.memory_killed = bool(self.spec.memory_killed and self.spec.memory_killed())
+        outcome.stdout = bytes(self.drain.kept).decode("utf-8", errors="replace")
+        outcome.stdout_truncated = self.drain.total > len(self.drain.kept)
+        if outcome.startup_error and self.drain.kept:
             outcome.startup_error += ": " + outcome.stdout[-2000:]
         return outcome
 
+    def close(self) -> None:
+        """Kill everything the child started and release every resource."""
+        if self.closed:
+            return
+        self.closed = True
+        self.kill()
+        self.process.wait()
+        for thread in self.threads:
+            thread.join(timeout=2.0)
+        self.results.close()
+        for stream in (self.process.stdout, self.process.stdin):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        for step in self.spec.cleanup:
+            step()
 
-def default_runner() -> ProcessRunner:
-    return ProcessRunner()
+
+class Runner(Protocol):
+    def run(self, job: Job) -> RunOutcome: ...
 
 
-def run_job(job: Job, runner: ProcessRunner | None = None) -> RunOutcome:
-    return (runner or default_runner()).run(job)
+class ProcessRunner:
+    """A fresh child per job, started on demand by a launcher."""
+
+    def __init__(self, launcher: Launcher | None = None) -> None:
+        self.launcher = launcher or PlainLauncher()
+
+    def run(self, job: Job) -> RunOutcome:
+        child = StartedChild(self.launcher, device=job.device, memory_mb=job.memory_mb)
+        return child.run(job)

@@ -119,3 +119,16 @@ def test_zero_tolerance_with_exact_zero() -> None:
 @pytest.mark.parametrize(("shape", "text"), [((), "()"), ((1,), "(1,)"), ((2, 3), "(2, 3)")])
 def test_format_shape(shape: tuple[int, ...], text: str) -> None:
     assert format_shape(shape) == text
+
+
+def test_shown_values_are_strict_json() -> None:
+    import json
+
+    from grader.report import shown_values
+
+    assert (
+        json.dumps(shown_values(arr(math.nan, math.inf, 1.0)), allow_nan=False)
+        == '["nan", "inf", 1.0]'
+    )
+    assert "complex64" in shown_values(np.array([1 + 1j], dtype=np.complex64))
+    assert shown_values(np.array([True])) == "bool(1,) [ True]"

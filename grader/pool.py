@@ -1,0 +1,82 @@
+"""A warm pool: sandboxed children started ahead of time, one per submission.
+
+Each child has already imported jax/flax/optax and sent HELLO; it waits for
+its one job. Taking a child starts its replacement in the background, so a
+submission never pays for interpreter start-up and imports. A child is used
+for exactly one submission and then destroyed with its sandbox, so nothing
+passes from one submission to the next.
+
+Children start under the pool's memory ceiling (prlimit and cgroup, from
+outside); each lowers its own address-space limit to the job's before running
+learner code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from grader.job import Job, RunOutcome
+from grader.runner import Launcher, StartedChild
+
+
+class WarmPool:
+    def __init__(
+        self, launcher: Launcher, *, size: int, memory_mb: int, device: str = "cpu"
+    ) -> None:
+        if size < 1:
+            raise ValueError("a warm pool needs at least one child")
+        self.launcher = launcher
+        self.size = size
+        self.memory_mb = memory_mb
+        self.device = device
+        self._idle: deque[StartedChild] = deque()
+        self._lock = threading.Lock()
+        self._closed = False
+        for _ in range(size):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        child = StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
+        with self._lock:
+            if self._closed:
+                child.close()
+                return
+            self._idle.append(child)
+
+    def _spawn_in_background(self) -> None:
+        threading.Thread(target=self._spawn, name="jaxjudge-pool-spawn", daemon=True).start()
+
+    def _take(self) -> StartedChild:
+        with self._lock:
+            while self._idle:
+                child = self._idle.popleft()
+                if child.process.poll() is None:
+                    return child
+                child.close()  # died while waiting: discard
+        return StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
+
+    def run(self, job: Job) -> RunOutcome:
+        if job.device != self.device:
+            raise ValueError(f"this pool runs {self.device} jobs, not {job.device}")
+        if job.memory_mb > self.memory_mb:
+            raise ValueError(
+                f"job needs {job.memory_mb} MB, above the pool's {self.memory_mb} MB ceiling"
+            )
+        child = self._take()
+        self._spawn_in_background()
+        return child.run(job)
+
+    def wait_until_warm(self, timeout: float = 120.0) -> bool:
+        """Block until every idle child has said HELLO (benchmarks, tests)."""
+        with self._lock:
+            children = list(self._idle)
+        return all(child.ready(timeout) for child in children)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            children = list(self._idle)
+            self._idle.clear()
+        for child in children:
+            child.close()
