@@ -29,11 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader import expected
-from grader.config import PROJECT_ROOT, settings
+from grader.config import PROJECT_ROOT
 from grader.grade import grade
 from grader.pool import WarmPool
 from grader.problem import Problem, load_problem, problem_folders
-from grader.runner import LaunchSpec, ProcessRunner, clean_environment, rlimit_command
+from grader.runner import LaunchSpec, ProcessRunner, clean_environment, plain_child_argv
 from grader.sandbox import SandboxLauncher
 from grader.versions import runtime_versions
 
@@ -42,16 +42,9 @@ class NaiveLauncher:
     """The baseline: a plain child per submission, no sandbox, no compilation cache."""
 
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
-        argv = [
-            *rlimit_command(memory_mb),
-            str(settings.child_python),
-            "-I",
-            "-u",
-            "-m",
-            "grader.child",
-            str(result_fd),
-        ]
-        return LaunchSpec(argv, clean_environment(device, "/tmp"), "/tmp")
+        return LaunchSpec(
+            plain_child_argv(memory_mb, result_fd), clean_environment(device, "/tmp"), "/tmp"
+        )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -202,7 +195,7 @@ def write_report(
         f"- Machine: {os.cpu_count()} cores ({cpu}), {round(int(Path('/proc/meminfo').read_text().split()[1]) / 2**20)} GiB, CPU only.",
         f"- Runtime: {versions}.",
         f"- Baseline: a fresh `python` child per submission, no sandbox, no pool, no compilation cache ({args.baseline_runs} runs per problem).",
-        f"- jaxjudge: a warm pool of {args.pool} sandboxed children, compilation cache filled by trusted runs ({args.runs} runs per problem, one at a time, pool warm).",
+        f"- jaxjudge: a warm pool of {args.pool} sandboxed children (libraries warmed up before they take work), compilation cache filled by trusted runs ({args.runs} runs per problem, one at a time, pool warm).",
         "- Latency: submit to verdict (`grade()` wall time), for the problem's reference graded as a submission (all sample and hidden cases).",
         "",
         "| problem | baseline p50 | baseline p95 | jaxjudge p50 | jaxjudge p95 | speed-up (p50) |",

@@ -269,20 +269,31 @@ def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]
     return cases
 
 
-def _apply_memory_limit(limit: int) -> None:
-    """Lower the address-space limit to this job's before any learner code runs.
-
-    A warm child is started under the pool's largest limit (from outside, by
-    prlimit and the cgroup); lowering a limit is always allowed and can never
-    be undone by the code that runs afterwards."""
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+def _lower(kind: int, limit: int) -> None:
+    _soft, hard = resource.getrlimit(kind)
     if hard == resource.RLIM_INFINITY or limit < hard:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(kind, (limit, limit))
+
+
+def _apply_job_limits(memory_bytes: int, cpu_seconds: int) -> None:
+    """Lower the limits to this job's before any learner code runs.
+
+    A warm child is started under the pool's ceilings (from outside, by
+    prlimit and the cgroup); lowering a limit is always allowed and can never
+    be undone by the code that runs afterwards. CPU time is cumulative, so the
+    job's budget starts from what imports have used so far."""
+    _lower(resource.RLIMIT_AS, memory_bytes)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _lower(resource.RLIMIT_CPU, int(usage.ru_utime + usage.ru_stime) + cpu_seconds)
 
 
 def main() -> None:
     channel = _Channel(int(sys.argv[1]))
     jax = _import_runtime()
+    if "--warm-up" in sys.argv[2:]:
+        from grader.warmup import warm_up
+
+        warm_up()
     channel.send(Kind.HELLO, {"backend": jax.default_backend(), "pid": os.getpid()})
     stdin = os.fdopen(0, "rb", buffering=0)
     frame = protocol.read_frame(stdin, max_data_bytes=1 << 31)
@@ -290,7 +301,7 @@ def main() -> None:
     if frame is None or frame.kind is not Kind.JOB:
         raise SystemExit("no job received")
     job = frame.meta
-    _apply_memory_limit(int(job["memory_bytes"]))
+    _apply_job_limits(int(job["memory_bytes"]), int(job["cpu_seconds"]))
     cases = _decode_cases(job, frame.data, jax.numpy)
     for index, solution in enumerate(job["solutions"]):
         source = frame.data[solution["offset"] : solution["offset"] + solution["length"]].decode()

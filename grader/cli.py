@@ -1,4 +1,4 @@
-"""The `jaxjudge` command: grade, check, new.
+"""The `jaxjudge` command: grade, check, prepare, new.
 
 Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
 other than accepted / a problem failed its check), 2 misuse (unknown problem,
@@ -84,6 +84,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from grader import expected
+    from grader.problem import load_problem, problem_folders
+
+    folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
+    for folder in folders:
+        trusted = expected.load_or_compute(load_problem(folder))
+        how = "cached" if trusted.from_cache else f"computed in {trusted.seconds:.1f} s"
+        print(f"{folder.name}: expected outputs and compilation cache ready ({how})", flush=True)
+    return EXIT_OK
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     from grader.scaffold import scaffold
 
@@ -117,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("slugs", nargs="*", metavar="SLUG")
     check.add_argument("-v", "--verbose", action="store_true", help="also print what passed")
     check.set_defaults(handler=cmd_check)
+
+    prepare = commands.add_parser(
+        "prepare", help="trusted runs of the references: expected outputs and the compilation cache"
+    )
+    prepare.add_argument("slugs", nargs="*", metavar="SLUG")
+    prepare.set_defaults(handler=cmd_prepare)
 
     new = commands.add_parser("new", help="scaffold a new problem folder")
     new.add_argument("slug")

@@ -38,6 +38,12 @@ class Settings(BaseSettings):
         True,
         description="Run learner code in bubblewrap. Turn off only to develop on a machine without it.",
     )
+    pool_size: int = Field(2, ge=1, description="Warm sandboxed children kept ready per device.")
+    pool_memory_mb: int = Field(
+        4096,
+        ge=512,
+        description="Memory ceiling of pooled children; each job lowers it to its problem's limit.",
+    )
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'
     )
@@ -53,8 +59,10 @@ class Settings(BaseSettings):
 
     @property
     def compilation_cache_dir(self) -> Path:
-        """JAX's persistent compilation cache: written by trusted runs only."""
-        return self.data_dir / "cache" / "jax"
+        """JAX's persistent compilation cache: written by trusted runs only.
+        Resolved, because the cache keys include the path: trusted runs and
+        sandboxes must see the very same one."""
+        return (self.data_dir / "cache" / "jax").resolve()
 
     @property
     def expected_cache_dir(self) -> Path:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -152,19 +153,29 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
     return trusted
 
 
+def _paths(problem: Problem, device: str) -> tuple[Path, Path]:
+    """The expected-outputs file, and the marker saying the trusted run that
+    made it also filled the compilation cache (which may be wiped separately)."""
+    name = f"{problem.slug}-{device}-{cache_key(problem, device)}"
+    return (
+        settings.expected_cache_dir / f"{name}.npz",
+        settings.compilation_cache_dir / f".filled-{name}",
+    )
+
+
 def load_or_compute(
     problem: Problem, device: str = "cpu", runner: Runner | None = None
 ) -> TrustedOutputs:
-    path = settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
-    if path.is_file():
-        return _load(path)
+    outputs, filled = _paths(problem, device)
+    if outputs.is_file() and filled.is_file():
+        return _load(outputs)
     trusted = compute(problem, device, runner)
-    _save(path, trusted)
+    store(problem, trusted, device)
     return trusted
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
-    _save(
-        settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz",
-        trusted,
-    )
+    outputs, filled = _paths(problem, device)
+    _save(outputs, trusted)
+    filled.parent.mkdir(parents=True, exist_ok=True)
+    filled.touch()

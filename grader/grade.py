@@ -39,6 +39,11 @@ def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict,
             "the submission printed more than the output limit and was stopped",
         )
     status = outcome.exit_status
+    if status == -signal.SIGXCPU:
+        return (
+            Verdict.TIME_LIMIT_EXCEEDED,
+            "the submission used more CPU time than allowed and was stopped",
+        )
     if status is not None and status < 0:
         name = signal.Signals(-status).name
         hint = (

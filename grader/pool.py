@@ -1,8 +1,10 @@
 """A warm pool: sandboxed children started ahead of time, one per submission.
 
-Each child has already imported jax/flax/optax and sent HELLO; it waits for
-its one job. Taking a child starts its replacement in the background, so a
-submission never pays for interpreter start-up and imports. A child is used
+Each child has already imported jax/flax/optax (and, with a warming launcher,
+exercised them) and sent HELLO; it waits for its one job. When a submission
+finishes, a replacement starts in the background, so a submission never pays
+for interpreter start-up and imports as long as the pool is larger than the
+number of submissions graded at once. A child is used
 for exactly one submission and then destroyed with its sandbox, so nothing
 passes from one submission to the next.
 
@@ -32,6 +34,8 @@ class WarmPool:
         self.device = device
         self._idle: deque[StartedChild] = deque()
         self._lock = threading.Lock()
+        self._spawning = 0  # replacements started but not yet queued
+        self._queued = threading.Condition(self._lock)
         self._closed = False
         for _ in range(size):
             self._spawn()
@@ -41,11 +45,23 @@ class WarmPool:
         with self._lock:
             if self._closed:
                 child.close()
-                return
-            self._idle.append(child)
+            else:
+                self._idle.append(child)
+            self._queued.notify_all()
 
     def _spawn_in_background(self) -> None:
-        threading.Thread(target=self._spawn, name="jaxjudge-pool-spawn", daemon=True).start()
+        with self._lock:
+            self._spawning += 1
+
+        def spawn() -> None:
+            try:
+                self._spawn()
+            finally:
+                with self._lock:
+                    self._spawning -= 1
+                    self._queued.notify_all()
+
+        threading.Thread(target=spawn, name="jaxjudge-pool-spawn", daemon=True).start()
 
     def _take(self) -> StartedChild:
         with self._lock:
@@ -64,12 +80,18 @@ class WarmPool:
                 f"job needs {job.memory_mb} MB, above the pool's {self.memory_mb} MB ceiling"
             )
         child = self._take()
-        self._spawn_in_background()
-        return child.run(job)
+        try:
+            return child.run(job)
+        finally:
+            # Replace it afterwards, not meanwhile: on a small machine a child
+            # importing JAX would compete for the cores with this submission.
+            self._spawn_in_background()
 
     def wait_until_warm(self, timeout: float = 120.0) -> bool:
-        """Block until every idle child has said HELLO (benchmarks, tests)."""
+        """Block until every replacement is queued and every idle child has
+        said HELLO (benchmarks, tests)."""
         with self._lock:
+            self._queued.wait_for(lambda: self._spawning == 0, timeout)
             children = list(self._idle)
         return all(child.ready(timeout) for child in children)
 

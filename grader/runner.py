@@ -69,6 +69,7 @@ def encode_job(job: Job, max_elements: int) -> bytes:
         "max_elements": max_elements,
         "max_input_elements": 1 << 28,
         "memory_bytes": job.memory_mb * 1024 * 1024,
+        "cpu_seconds": cpu_seconds_for(job.wall_seconds),
         "solutions": solutions,
         "cases": cases,
     }
@@ -211,10 +212,17 @@ def clean_environment(device: str, home: str) -> dict[str, str]:
     return env
 
 
-def rlimit_command(memory_mb: int) -> list[str]:
+def cpu_seconds_for(wall_seconds: float) -> int:
+    """CPU time a job may use: every core busy for the whole wall clock, plus slack.
+    (XLA runs on several threads, so CPU time can exceed wall time.)"""
+    return int(wall_seconds * (os.cpu_count() or 1)) + 10
+
+
+def rlimit_command(memory_mb: int, cpu_seconds: int = 3600) -> list[str]:
     """Limits set by the kernel before Python starts, inherited by everything below."""
     return [
         "prlimit",
+        f"--cpu={cpu_seconds}",
         f"--as={memory_mb * 1024 * 1024}",
         "--core=0",
         f"--fsize={64 * 1024 * 1024}",
@@ -250,23 +258,28 @@ class PlainLauncher:
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
         workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
         env = clean_environment(device, workdir)
-        env.update(
-            compilation_cache_env(
-                settings.compilation_cache_dir, writable=self.compilation_cache_writable
-            )
+        cache = compilation_cache_env(
+            settings.compilation_cache_dir, writable=self.compilation_cache_writable
         )
-        argv = [
-            *rlimit_command(memory_mb),
-            str(settings.child_python),
-            "-I",
-            "-u",
-            "-m",
-            "grader.child",
-            str(result_fd),
-        ]
         return LaunchSpec(
-            argv, env, workdir, cleanup=[lambda: shutil.rmtree(workdir, ignore_errors=True)]
+            plain_child_argv(memory_mb, result_fd),
+            env | cache,
+            workdir,
+            cleanup=[lambda: shutil.rmtree(workdir, ignore_errors=True)],
         )
+
+
+def plain_child_argv(memory_mb: int, result_fd: int) -> list[str]:
+    """The child as an ordinary process under rlimits (no sandbox)."""
+    return [
+        *rlimit_command(memory_mb),
+        str(settings.child_python),
+        "-I",
+        "-u",
+        "-m",
+        "grader.child",
+        str(result_fd),
+    ]
 
 
 def compilation_cache_env(directory: Path, *, writable: bool) -> dict[str, str]:

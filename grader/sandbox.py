@@ -30,7 +30,7 @@ from grader.runner import LaunchSpec, clean_environment, compilation_cache_env, 
 
 SANDBOX_HOME = "/tmp"
 JUDGE_DIR = "/judge"
-CHILD_FILES = ("__init__.py", "child.py", "protocol.py")
+CHILD_FILES = ("__init__.py", "child.py", "protocol.py", "warmup.py")
 BOOTSTRAP = f"import sys; sys.path.insert(0, {JUDGE_DIR!r}); from grader.child import main; main()"
 
 
@@ -95,12 +95,14 @@ def _gpu_binds() -> list[str]:
     return args
 
 
-def bwrap_arguments(*, device: str, result_fd: int, seccomp_fd: int | None) -> list[str]:
+def bwrap_arguments(
+    *, device: str, result_fd: int, seccomp_fd: int | None, warm_up: bool = False
+) -> list[str]:
     env = clean_environment(device, SANDBOX_HOME)
     # Same path inside as outside: JAX's cache keys include the cache's path
     # (through XLA's autotuning-cache option), so a different mount point
     # would miss every entry.
-    cache_dir = settings.compilation_cache_dir.resolve()
+    cache_dir = settings.compilation_cache_dir
     cache_dir.mkdir(parents=True, exist_ok=True)
     env.update(compilation_cache_env(cache_dir, writable=False))
     args = [
@@ -136,16 +138,22 @@ def bwrap_arguments(*, device: str, result_fd: int, seccomp_fd: int | None) -> l
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--", str(settings.child_python), "-I", "-u", "-c", BOOTSTRAP, str(result_fd)]
-    return args
+    return args + (["--warm-up"] if warm_up else [])
 
 
 class SandboxLauncher:
-    """Starts each child inside its own bubblewrap sandbox."""
+    """Starts each child inside its own bubblewrap sandbox.
+
+    ``warm_up``: exercise the libraries before HELLO (grader/warmup.py), for
+    pooled children whose start-up nobody waits for."""
+
+    def __init__(self, *, warm_up: bool = False) -> None:
+        self.warm_up = warm_up
 
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
         seccomp_fd = seccomp.filter_fd()
         argv = rlimit_command(memory_mb) + bwrap_arguments(
-            device=device, result_fd=result_fd, seccomp_fd=seccomp_fd
+            device=device, result_fd=result_fd, seccomp_fd=seccomp_fd, warm_up=self.warm_up
         )
         # bubblewrap itself starts from the allow-list: nothing of ours leaks
         # through /proc/<pid>/environ of any process in the sandbox.

@@ -3,6 +3,8 @@ returns `x * scale`). Each test starts one child process (about 1.5 s)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from grader.grade import grade
@@ -169,3 +171,26 @@ def test_reading_the_inputs_does_not_reveal_expected_outputs(tiny: Problem) -> N
         "    return x\n"
     )
     assert "FOUND" not in grade(tiny, source).stdout
+
+
+def test_limits_inside_the_sandbox(tiny: Problem) -> None:
+    source = (
+        "import os, resource\n"
+        "for name in ('RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_CORE', 'RLIMIT_FSIZE', 'RLIMIT_NOFILE'):\n"
+        "    print(name, *resource.getrlimit(getattr(resource, name)))\n"
+        "print('uid', os.getuid())\nprint('pid', os.getpid())\n"
+        "def solve(x, scale):\n    return x * scale\n"
+    )
+    report = grade(tiny, source)
+    limits = {
+        line.split()[0]: [int(v) for v in line.split()[1:]] for line in report.stdout.splitlines()
+    }
+    assert limits["RLIMIT_AS"] == [2048 * 2**20] * 2  # the problem's memory_mb
+    assert (
+        0 < limits["RLIMIT_CPU"][1] < 4 * (os.cpu_count() or 1) + 20
+    )  # wall 4 s on every core, plus slack
+    assert limits["RLIMIT_CORE"] == [0, 0]
+    assert limits["RLIMIT_FSIZE"] == [64 * 2**20] * 2
+    assert limits["RLIMIT_NOFILE"] == [1024, 1024]
+    assert limits["uid"][0] == 65534  # nobody, inside its own user namespace
+    assert limits["pid"][0] < 10  # a fresh PID namespace

@@ -113,7 +113,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
 @pytest.fixture(scope="module")
 def pool() -> Iterator[WarmPool]:
     os.environ["JAXJUDGE_HOSTILE_CANARY"] = ENV_CANARY  # in the grading process only
-    warm = WarmPool(SandboxLauncher(), size=2, memory_mb=2048)
+    warm = WarmPool(SandboxLauncher(warm_up=True), size=2, memory_mb=2048)
     yield warm
     warm.close()
     os.environ.pop("JAXJUDGE_HOSTILE_CANARY", None)
