@@ -57,6 +57,21 @@ class Settings(BaseSettings):
         64 * 1024 * 1024, description="Size of a sandbox's private /tmp."
     )
 
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL; default SQLite at var/jaxjudge.db. A postgresql+psycopg:// URL works unchanged.",
+    )
+    lease_seconds: int = Field(
+        120, ge=10, description="How long a worker's claim on a submission lasts unrenewed."
+    )
+    max_queued_per_user: int = Field(
+        5, ge=1, description="Submissions one user may have waiting at once."
+    )
+
+    @property
+    def database(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'jaxjudge.db'}"
+
     @property
     def compilation_cache_dir(self) -> Path:
         """JAX's persistent compilation cache: written by trusted runs only.

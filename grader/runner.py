@@ -85,6 +85,17 @@ class _FrameCollector:
         self.max_elements = max_elements
         self.outcome = RunOutcome(solutions=[])
         self.hello = threading.Event()
+        self.ended = threading.Event()  # the result channel closed (the child is gone)
+
+    def started(self, timeout: float) -> bool:
+        """Wait for HELLO, but not for a child that has already gone."""
+        deadline = time.monotonic() + timeout
+        while not self.hello.is_set() and not self.ended.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.hello.wait(min(remaining, 0.05))
+        return self.hello.is_set()
 
     def bind(self, job: Job) -> None:
         """Called before the job is written: from here on frames refer to it."""
@@ -167,6 +178,12 @@ class _FrameCollector:
         solution.cases[case_index] = CaseOutcome(seconds, outputs=outputs)
 
     def read_all(self, stream: BinaryIO, max_data_bytes: int, on_error: Any) -> None:
+        try:
+            self._read_frames(stream, max_data_bytes, on_error)
+        finally:
+            self.ended.set()
+
+    def _read_frames(self, stream: BinaryIO, max_data_bytes: int, on_error: Any) -> None:
         try:
             while (frame := protocol.read_frame(stream, max_data_bytes=max_data_bytes)) is not None:
                 self.accept(frame)
@@ -339,7 +356,7 @@ class StartedChild:
         self.closed = False
 
     def ready(self, timeout: float) -> bool:
-        return self.collector.hello.wait(timeout) and self.process.poll() is None
+        return self.collector.started(timeout) and self.process.poll() is None
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

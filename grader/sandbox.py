@@ -122,19 +122,15 @@ def bwrap_arguments(
     ]
     for key, value in env.items():
         args += ["--setenv", key, value]
+    # The private /tmp first: binds below may live under /tmp (a checkout in
+    # /tmp, pytest's data directory) and must land on top of it, not under it.
+    args += ["--size", str(settings.sandbox_tmp_bytes), "--tmpfs", SANDBOX_HOME]
     args += _system_binds() + _python_binds() + _judge_binds()
     args += ["--ro-bind", str(cache_dir), str(cache_dir)]
     args += ["--proc", "/proc", "--dev", "/dev"]
     if device == "gpu":
         args += _gpu_binds()
-    args += [
-        "--size",
-        str(settings.sandbox_tmp_bytes),
-        "--tmpfs",
-        SANDBOX_HOME,
-        "--chdir",
-        SANDBOX_HOME,
-    ]
+    args += ["--chdir", SANDBOX_HOME]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--", str(settings.child_python), "-I", "-u", "-c", BOOTSTRAP, str(result_fd)]

@@ -194,3 +194,20 @@ def test_limits_inside_the_sandbox(tiny: Problem) -> None:
     assert limits["RLIMIT_NOFILE"] == [1024, 1024]
     assert limits["uid"][0] == 65534  # nobody, inside its own user namespace
     assert limits["pid"][0] < 10  # a fresh PID namespace
+
+
+def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Problem) -> None:
+    import time
+
+    from grader.job import Job, Solution
+    from grader.runner import LaunchSpec, ProcessRunner
+
+    class Broken:
+        def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+            return LaunchSpec(["/bin/false"], {}, "/")
+
+    job = Job("solve", 1, (Solution("s", CORRECT),), tuple(tiny.cases), 4.0, 2048)
+    started = time.monotonic()
+    outcome = ProcessRunner(Broken()).run(job)
+    assert outcome.startup_error
+    assert time.monotonic() - started < 5  # not the 120 s start-up allowance
