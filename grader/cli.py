@@ -1,4 +1,4 @@
-"""The `jaxjudge` command: grade, check, prepare, new.
+"""The `jaxjudge` command: grade, check, prepare, new; serve, worker, users, tokens, submit.
 
 Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
 other than accepted / a problem failed its check), 2 misuse (unknown problem,
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.cli import CommandError
 from grader.config import settings
 from grader.errors import ProblemError, UsageError
 
@@ -139,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     new = commands.add_parser("new", help="scaffold a new problem folder")
     new.add_argument("slug")
     new.set_defaults(handler=cmd_new)
+
+    from app.cli import register  # the platform's commands: serve, worker, users, tokens, submit
+
+    register(commands)
     return parser
 
 
@@ -147,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.handler(args)
-    except (UsageError, ProblemError) as error:
+    except (UsageError, ProblemError, CommandError) as error:
         print(f"jaxjudge: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     return code

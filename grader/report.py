@@ -48,6 +48,19 @@ class GradeReport:
     def accepted(self) -> bool:
         return self.verdict is Verdict.ACCEPTED
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GradeReport:
+        cases = [
+            CaseReport(**{**case, "verdict": Verdict(case["verdict"])})
+            for case in data.get("cases", [])
+        ]
+        fields = {
+            name: data[name]
+            for name in cls.__dataclass_fields__
+            if name in data and name not in ("cases", "verdict")
+        }
+        return cls(**{**fields, "verdict": Verdict(data["verdict"]), "cases": cases})
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["verdict"] = self.verdict.value

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+
+from app import crud, queue
+from app.api.deps import CurrentUser, SessionDep
+from app.core.config import settings
+from app.models import Submission
+from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
+from grader.problem import find_problem
+
+router = APIRouter(prefix="/api/submissions", tags=["submissions"])
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=SubmissionCreated)
+def create_submission(
+    body: SubmissionCreate, user: CurrentUser, session: SessionDep
+) -> SubmissionCreated:
+    """Store the submission and queue it; grading happens in a worker."""
+    if find_problem(body.problem) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
+    size = len(body.code.encode())
+    if size > settings.max_source_bytes:
+        raise HTTPException(
+            status.HTTP_413_CONTENT_TOO_LARGE,
+            f"The code is {size // 1024} KiB; the limit is {settings.max_source_bytes // 1024} KiB.",
+        )
+    try:
+        submission = crud.create_submission(
+            session=session,
+            user=user,
+            problem=body.problem,
+            code=body.code,
+            mode=body.mode,
+            max_queued=settings.max_queued_per_user,
+        )
+    except crud.CrudError as error:
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(error)) from None
+    return SubmissionCreated(id=submission.id)
+
+
+@router.get("/{submission_id}")
+def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+    """Status while queued or running; the full verdict once done."""
+    submission = session.get(Submission, submission_id)
+    if (
+        submission is None or submission.user_id != user.id
+    ):  # others' submissions do not exist for you
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No submission {submission_id}.")
+    body: SubmissionPublic = {
+        "id": submission.id,
+        "status": submission.status,
+        "problem": submission.problem,
+        "mode": submission.mode,
+    }
+    if submission.status == "queued":
+        body["position"] = queue.queue_position(session, submission)
+    result = crud.result_of(submission)
+    if submission.status == "done" and result is not None:
+        body.update({key: value for key, value in result.items() if key not in ("mode", "problem")})
+    return body

@@ -1,0 +1,187 @@
+"""The platform's commands: serve, worker, users, tokens, submit (registered into `jaxjudge`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class CommandError(Exception):
+    """A one-line error for the person at the terminal."""
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import uvicorn
+
+    from app.core.config import settings
+    from app.main import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    workers = settings.pool_size if args.workers is None else args.workers
+    print(
+        f"jaxjudge: serving on http://{args.host}:{args.port} with {workers} grading worker(s)",
+        flush=True,
+    )
+    uvicorn.run(create_app(workers=workers), host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    import logging
+
+    from app.core.db import migrate
+    from app.worker import EmbeddedWorkers
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    migrate()
+    workers = EmbeddedWorkers(threads=args.threads)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    workers.start()
+    print(f"jaxjudge: {args.threads} worker thread(s) grading; Ctrl-C to stop", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        stop.wait()
+    workers.stop()
+    return EXIT_OK
+
+
+def cmd_users_create(args: argparse.Namespace) -> int:
+    from app import crud
+    from app.core.db import migrate, session_scope
+
+    if not args.password_stdin:
+        raise CommandError("pass the password on standard input with --password-stdin")
+    password = sys.stdin.readline().rstrip("\n")
+    migrate()
+    try:
+        with session_scope() as session:
+            user = crud.create_user(
+                session=session, name=args.name, password=password, role=args.role
+            )
+            print(f"created {user.role} {user.name!r}")
+    except crud.CrudError as error:
+        raise CommandError(str(error)) from None
+    return EXIT_OK
+
+
+def cmd_tokens_create(args: argparse.Namespace) -> int:
+    from app import crud
+    from app.core.db import migrate, session_scope
+
+    migrate()
+    with session_scope() as session:
+        user = crud.user_by_name(session=session, name=args.name)
+        if user is None:
+            raise CommandError(f"no user {args.name!r}; create one with `jaxjudge users create`")
+        print(crud.create_token(session=session, user=user))
+    return EXIT_OK
+
+
+def _request(url: str, token: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
+    except urllib.error.HTTPError as error:
+        detail = json.loads(error.read() or b"{}").get("detail", error.reason)
+        raise CommandError(f"the server answered {error.code}: {detail}") from None
+    except urllib.error.URLError as error:
+        raise CommandError(f"cannot reach {url}: {error.reason}") from None
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from grader.cli import read_submission
+    from grader.report import GradeReport, render_text
+
+    token = args.token or os.environ.get("JAXJUDGE_TOKEN")
+    if not token:
+        raise CommandError(
+            "give an API token with --token or JAXJUDGE_TOKEN (`jaxjudge tokens create NAME`)"
+        )
+    server = args.server.rstrip("/")
+    code = read_submission(args.file)
+    created = _request(
+        f"{server}/api/submissions", token, {"problem": args.slug, "code": code, "mode": args.mode}
+    )
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        state = _request(f"{server}/api/submissions/{created['id']}", token)
+        if state["status"] == "done":
+            if args.json:
+                print(json.dumps(state))
+            else:
+                print(
+                    render_text(
+                        GradeReport.from_json({**state, "problem": args.slug, "mode": args.mode})
+                    )
+                )
+            return EXIT_OK if state["verdict"] == "accepted" else EXIT_FAILED
+        time.sleep(0.5)
+    raise CommandError(
+        f"no verdict within {args.timeout} s; submission {created['id']} is still {state['status']}"
+    )
+
+
+def register(commands: Any) -> None:
+    serve = commands.add_parser("serve", help="run the web app with embedded grading workers")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--workers", type=int, default=None, help="grading threads (default: pool size; 0: none)"
+    )
+    serve.set_defaults(handler=cmd_serve)
+
+    worker = commands.add_parser(
+        "worker", help="run grading workers alone (they share the database)"
+    )
+    worker.add_argument("--threads", type=int, default=2)
+    worker.set_defaults(handler=cmd_worker)
+
+    users = commands.add_parser("users", help="manage users").add_subparsers(
+        dest="users_command", required=True
+    )
+    create = users.add_parser("create", help="create a user")
+    create.add_argument("name")
+    create.add_argument(
+        "--role", default="learner", choices=["learner", "author", "instructor", "admin"]
+    )
+    create.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    create.set_defaults(handler=cmd_users_create)
+
+    tokens = commands.add_parser("tokens", help="manage API tokens").add_subparsers(
+        dest="tokens_command", required=True
+    )
+    token = tokens.add_parser("create", help="print a new API token for a user")
+    token.add_argument("name")
+    token.set_defaults(handler=cmd_tokens_create)
+
+    submit = commands.add_parser(
+        "submit", help="submit a file to a jaxjudge server and print the verdict"
+    )
+    submit.add_argument("slug")
+    submit.add_argument("file")
+    submit.add_argument("--server", default="http://127.0.0.1:8000")
+    submit.add_argument("--token", default=None, help="API token (default: $JAXJUDGE_TOKEN)")
+    submit.add_argument("--mode", choices=["run", "submit"], default="submit")
+    submit.add_argument("--json", action="store_true")
+    submit.add_argument("--timeout", type=float, default=300.0)
+    submit.set_defaults(handler=cmd_submit)

@@ -1,0 +1,72 @@
+"""Engine, sessions and migrations. Only portable SQL: SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.config import PROJECT_ROOT, settings
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the worker's writes
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@cache
+def engine_for(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        from pathlib import Path
+
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    return make_engine(url)
+
+
+def engine() -> Engine:
+    return engine_for(settings.database)
+
+
+@cache
+def _session_factory(url: str) -> sessionmaker[Session]:
+    return sessionmaker(engine_for(url), expire_on_commit=False)
+
+
+@contextmanager
+def session_scope() -> Iterator[Session]:
+    """One unit of work: committed on success, rolled back on error."""
+    session = _session_factory(settings.database)()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def migrate() -> None:
+    """Bring the database to the newest schema (run at every start)."""
+    config = Config()
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    with engine().begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")

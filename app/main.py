@@ -1,0 +1,77 @@
+"""The FastAPI application: routers, start-up (migrations, trusted runs, workers), request logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+from sqlalchemy import text
+
+from app.api.routes import problems, submissions
+from app.core.db import engine, migrate
+from app.worker import EmbeddedWorkers
+
+log = logging.getLogger("jaxjudge.requests")
+
+
+def _prepare_problems() -> None:
+    """Trusted runs of every reference: expected outputs and the compilation cache."""
+    from grader import expected
+    from grader.problem import load_problem, problem_folders
+
+    for folder in problem_folders():
+        try:
+            expected.load_or_compute(load_problem(folder))
+        except Exception:
+            logging.getLogger("jaxjudge").exception("preparing %s failed", folder.name)
+
+
+def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        migrate()
+        if prepare:
+            threading.Thread(target=_prepare_problems, name="jaxjudge-prepare", daemon=True).start()
+        pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
+        if pool:
+            pool.start()
+        yield
+        if pool:
+            pool.stop()
+
+    app = FastAPI(
+        title="jaxjudge", summary="Graded JAX, Flax and Optax exercises.", lifespan=lifespan
+    )
+    app.include_router(problems.router)
+    app.include_router(submissions.router)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        with engine().connect() as connection:
+            connection.execute(text("SELECT 1"))
+        return {"status": "ok"}
+
+    @app.middleware("http")
+    async def request_log(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        log.info(
+            json.dumps(
+                {
+                    "method": request.method,
+                    "path": request.url.path,
+                    "status": response.status_code,
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                }
+            )
+        )
+        return response
+
+    return app

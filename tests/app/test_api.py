@@ -1,0 +1,165 @@
+"""The JSON API with a throwaway database and a stub grader (no JAX: fast)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import crud
+from app.core.config import settings
+from app.core.db import session_scope
+from app.main import create_app
+from app.worker import EmbeddedWorkers
+from grader.grade import Mode
+from grader.problem import Problem
+from grader.report import CaseReport, GradeReport
+from grader.verdicts import Verdict
+
+
+def stub_grader(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
+    verdict = Verdict.ACCEPTED if "correct" in code else Verdict.WRONG_ANSWER
+    case = CaseReport(name="small", hidden=False, verdict=verdict)
+    return GradeReport(
+        problem=problem.slug,
+        mode=mode,
+        verdict=verdict,
+        score=1.0 if verdict is Verdict.ACCEPTED else 0.0,
+        cases=[case],
+    )
+
+
+@pytest.fixture
+def client(database: str) -> Iterator[TestClient]:
+    with TestClient(create_app(workers=0, prepare=False)) as test_client:
+        yield test_client
+
+
+def token_for(name: str, role: str = "learner") -> dict[str, str]:
+    with session_scope() as session:
+        user = crud.create_user(session=session, name=name, password="password123", role=role)
+        return {"Authorization": f"Bearer {crud.create_token(session=session, user=user)}"}
+
+
+def drain_queue() -> None:
+    workers = EmbeddedWorkers(threads=1, grader=stub_grader)
+    worker_loop_once(workers)
+
+
+def worker_loop_once(workers: EmbeddedWorkers) -> None:
+    from app import queue
+
+    while True:
+        with session_scope() as session:
+            claimed = queue.claim(session, worker="test", lease_seconds=60)
+            job = (
+                (claimed.id, claimed.problem, claimed.code, claimed.mode, claimed.attempts)
+                if claimed
+                else None
+            )
+        if job is None:
+            return
+        workers._grade("test", *job)
+
+
+def test_health(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_requests_need_a_valid_token(client: TestClient) -> None:
+    missing = client.get("/api/problems")
+    assert missing.status_code == 401
+    assert "Bearer" in missing.json()["detail"]
+    assert client.get("/api/problems", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_problems_are_listed_by_track_and_position(client: TestClient) -> None:
+    body = client.get("/api/problems", headers=token_for("ada")).json()
+    assert body["count"] == 5
+    assert [p["position"] for p in body["data"]] == [1, 2, 3, 4, 5]
+    assert body["data"][0]["slug"] == "nnx-grad-accumulation"
+
+
+def test_submit_then_poll_until_done(client: TestClient) -> None:
+    auth = token_for("ada")
+    created = client.post(
+        "/api/submissions",
+        json={"problem": "scan-microbatched-grads", "code": "# correct", "mode": "submit"},
+        headers=auth,
+    )
+    assert created.status_code == 202
+    submission_id = created.json()["id"]
+    queued = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
+    assert queued == {
+        "id": submission_id,
+        "status": "queued",
+        "problem": "scan-microbatched-grads",
+        "mode": "submit",
+        "position": 1,
+    }
+    drain_queue()
+    done = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
+    assert done["status"] == "done"
+    assert done["verdict"] == "accepted"
+    assert {"score", "cases", "diagnosis", "stdout", "versions", "seconds"} <= done.keys()
+
+
+def test_learners_see_only_their_own_submissions(client: TestClient) -> None:
+    ada, bob = token_for("ada"), token_for("bob")
+    submission_id = client.post(
+        "/api/submissions", json={"problem": "scan-microbatched-grads", "code": "x"}, headers=ada
+    ).json()["id"]
+    assert client.get(f"/api/submissions/{submission_id}", headers=bob).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "phrase"),
+    [
+        ({"problem": "no-such", "code": "x"}, 404, "Unknown problem 'no-such'"),
+        (
+            {"problem": "scan-microbatched-grads", "code": "#" * (300 * 1024)},
+            413,
+            "the limit is 256 KiB",
+        ),
+        ({"problem": "scan-microbatched-grads", "code": "x", "mode": "grade"}, 422, "run"),
+        ({"problem": "scan-microbatched-grads"}, 422, "code"),
+    ],
+)
+def test_bad_submissions_get_clear_errors(
+    client: TestClient, body: dict[str, str], status: int, phrase: str
+) -> None:
+    answer = client.post("/api/submissions", json=body, headers=token_for("ada"))
+    assert answer.status_code == status
+    assert phrase in str(answer.json()["detail"])
+
+
+def test_queued_submissions_per_learner_are_capped(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "max_queued_per_user", 2)
+    auth = token_for("ada")
+    for _ in range(2):
+        assert (
+            client.post(
+                "/api/submissions",
+                json={"problem": "scan-microbatched-grads", "code": "x"},
+                headers=auth,
+            ).status_code
+            == 202
+        )
+    refused = client.post(
+        "/api/submissions", json={"problem": "scan-microbatched-grads", "code": "x"}, headers=auth
+    )
+    assert refused.status_code == 429
+    assert "wait for one to finish" in refused.json()["detail"]
+
+
+def test_openapi_is_served(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {
+        "/api/submissions",
+        "/api/submissions/{submission_id}",
+        "/api/problems",
+        "/healthz",
+    } <= paths.keys()

@@ -1,0 +1,132 @@
+"""The queue's guarantees: ordered claims, leases, one result, one running per learner."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app import crud, queue
+from app.core.db import session_scope
+from app.models import Submission
+
+
+def make_users_and_submissions(count: int, *, same_user: bool = False) -> list[int]:
+    ids = []
+    with session_scope() as session:
+        users = [
+            crud.create_user(session=session, name=f"u{i}", password="password1")
+            for i in range(1 if same_user else count)
+        ]
+        for index in range(count):
+            user = users[0 if same_user else index]
+            ids.append(
+                crud.create_submission(
+                    session=session, user=user, problem="p", code="c", mode="submit", max_queued=100
+                ).id
+            )
+    return ids
+
+
+def test_claims_take_the_oldest_and_set_a_lease(database: str) -> None:
+    first, second = make_users_and_submissions(2)
+    with session_scope() as session:
+        claimed = queue.claim(session, worker="w1", lease_seconds=60)
+        assert claimed is not None
+        assert claimed.id == first
+        assert claimed.status == "running"
+        assert claimed.lease_owner == "w1"
+        assert claimed.attempts == 1
+        assert queue.claim(session, worker="w2", lease_seconds=60).id == second  # type: ignore[union-attr]
+        assert queue.claim(session, worker="w3", lease_seconds=60) is None
+
+
+def test_one_running_submission_per_learner(database: str) -> None:
+    first, second = make_users_and_submissions(2, same_user=True)
+    with session_scope() as session:
+        assert queue.claim(session, worker="w1", lease_seconds=60).id == first  # type: ignore[union-attr]
+        assert queue.claim(session, worker="w2", lease_seconds=60) is None  # the learner is busy
+        assert queue.complete(
+            session,
+            submission_id=first,
+            worker="w1",
+            verdict="accepted",
+            score=1.0,
+            result_json="{}",
+        )
+        assert queue.claim(session, worker="w2", lease_seconds=60).id == second  # type: ignore[union-attr]
+
+
+def test_an_expired_lease_is_claimed_again_and_only_the_holder_records(database: str) -> None:
+    (only,) = make_users_and_submissions(1)
+    with session_scope() as session:
+        assert (
+            queue.claim(session, worker="dead", lease_seconds=-1) is not None
+        )  # the worker "died"
+        again = queue.claim(session, worker="alive", lease_seconds=60)
+        assert again is not None
+        assert again.id == only
+        assert again.attempts == 2
+        assert not queue.renew(session, submission_id=only, worker="dead", lease_seconds=60)
+        assert not queue.complete(
+            session,
+            submission_id=only,
+            worker="dead",
+            verdict="accepted",
+            score=1.0,
+            result_json="{}",
+        )
+        assert queue.complete(
+            session,
+            submission_id=only,
+            worker="alive",
+            verdict="wrong_answer",
+            score=0.0,
+            result_json="{}",
+        )
+        assert not queue.complete(
+            session,
+            submission_id=only,
+            worker="alive",
+            verdict="accepted",
+            score=1.0,
+            result_json="{}",
+        )
+        row = session.get(Submission, only, populate_existing=True)
+        assert row is not None
+        assert (row.status, row.verdict) == ("done", "wrong_answer")
+
+
+def test_concurrent_workers_never_claim_the_same_submission(database: str) -> None:
+    ids = make_users_and_submissions(30)
+    claimed: list[int] = []
+    lock = threading.Lock()
+
+    def work(name: str) -> None:
+        while True:
+            with session_scope() as session:
+                got = queue.claim(session, worker=name, lease_seconds=60)
+                if got is None:
+                    return
+                with lock:
+                    claimed.append(got.id)
+
+    threads = [threading.Thread(target=work, args=(f"w{i}",)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == ids  # every submission exactly once
+
+
+def test_queue_position_and_per_user_cap(database: str) -> None:
+    ids = make_users_and_submissions(3, same_user=True)
+    with session_scope() as session:
+        rows = [session.get(Submission, i) for i in ids]
+        assert [queue.queue_position(session, row) for row in rows if row] == [1, 2, 3]
+        user = crud.user_by_name(session=session, name="u0")
+        assert user is not None
+        with pytest.raises(crud.CrudError, match="already have 3 submissions waiting"):
+            crud.create_submission(
+                session=session, user=user, problem="p", code="c", mode="run", max_queued=3
+            )

@@ -1,0 +1,192 @@
+"""The server as a user runs it: `jaxjudge serve`, the CLI, a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.config import PROJECT_ROOT, settings
+
+pytestmark = pytest.mark.slow
+
+REFERENCE = PROJECT_ROOT / "reference_solutions" / "scan-microbatched-grads.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    # A throwaway database; the trusted-output caches are the test session's.
+    return {
+        **os.environ,
+        "JAXJUDGE_DATABASE_URL": f"sqlite:///{tmp_path / 'server.db'}",
+        "JAXJUDGE_DATA_DIR": str(settings.data_dir),
+    }
+
+
+def jaxjudge(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+class Server:
+    def __init__(self, env: dict[str, str], workers: int) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
+                    if json.loads(response.read()) == {"status": "ok"}:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("the server did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+@pytest.fixture
+def token(env: dict[str, str]) -> str:
+    created = jaxjudge(
+        env,
+        "users",
+        "create",
+        "ada",
+        "--role",
+        "learner",
+        "--password-stdin",
+        stdin="correct horse\n",
+    )
+    assert created.returncode == 0, created.stderr
+    issued = jaxjudge(env, "tokens", "create", "ada")
+    assert issued.returncode == 0, issued.stderr
+    return issued.stdout.strip()
+
+
+@pytest.fixture
+def server(env: dict[str, str], token: str) -> Iterator[Server]:
+    running = Server(env, workers=1)
+    yield running
+    running.stop()
+
+
+def api(
+    server: Server, token: str, path: str, body: dict[str, str] | None = None
+) -> dict[str, object]:
+    request = urllib.request.Request(
+        server.url + path, data=json.dumps(body).encode() if body else None
+    )
+    request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer: dict[str, object] = json.loads(response.read())
+        return answer
+
+
+def test_submit_from_the_command_line(server: Server, token: str, env: dict[str, str]) -> None:
+    accepted = jaxjudge(
+        env,
+        "submit",
+        "--server",
+        server.url,
+        "--token",
+        token,
+        "scan-microbatched-grads",
+        str(REFERENCE),
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert "scan-microbatched-grads: Accepted" in accepted.stdout
+    wrong = (
+        PROJECT_ROOT / "problems" / "scan-microbatched-grads" / "mistakes" / "averaged_chunks.py"
+    )
+    rejected = jaxjudge(
+        env,
+        "submit",
+        "--server",
+        server.url,
+        "--token",
+        token,
+        "--json",
+        "scan-microbatched-grads",
+        str(wrong),
+    )
+    assert rejected.returncode == 1
+    report = json.loads(rejected.stdout)
+    assert report["verdict"] == "wrong_answer"
+    assert report["diagnosis"].startswith("You divided the accumulated gradient")
+    refused = jaxjudge(
+        env,
+        "submit",
+        "--server",
+        server.url,
+        "--token",
+        "jj_wrong",
+        "scan-microbatched-grads",
+        str(REFERENCE),
+    )
+    assert refused.returncode == 2
+    assert "401" in refused.stderr
+
+
+def test_a_queued_submission_survives_a_restart(env: dict[str, str], token: str) -> None:
+    idle = Server(env, workers=0)  # accepts submissions, grades none
+    submission = api(
+        idle,
+        token,
+        "/api/submissions",
+        {"problem": "scan-microbatched-grads", "code": REFERENCE.read_text()},
+    )
+    assert api(idle, token, f"/api/submissions/{submission['id']}")["status"] == "queued"
+    idle.stop()
+
+    grading = Server(env, workers=1)
+    try:
+        deadline = time.monotonic() + 120
+        state: dict[str, object] = {}
+        while time.monotonic() < deadline:
+            state = api(grading, token, f"/api/submissions/{submission['id']}")
+            if state["status"] == "done":
+                break
+            time.sleep(0.5)
+        assert state["status"] == "done"
+        assert state["verdict"] == "accepted"
+    finally:
+        grading.stop()
