@@ -27,10 +27,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
+# The platform on its embedded default: SQLite in var/, warm sandboxed workers.
 run: venv
-	$(BIN)/jaxjudge check
-	@echo "The web app arrives with the web issue; the problem bank above is ready to grade:"
-	@echo "  $(BIN)/jaxjudge grade nnx-grad-accumulation path/to/solution.py"
+	$(BIN)/jaxjudge prepare
+	$(BIN)/jaxjudge serve --host 127.0.0.1 --port 8000
 
 lint: venv
 	$(BIN)/ruff check .

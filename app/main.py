@@ -44,8 +44,15 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         if pool:
             pool.stop()
 
+    # FastAPI's /docs and /redoc pages load their scripts from a CDN; the
+    # platform serves every asset itself, so they stay off until the UI
+    # assets are vendored. The schema itself is at /openapi.json.
     app = FastAPI(
-        title="jaxjudge", summary="Graded JAX, Flax and Optax exercises.", lifespan=lifespan
+        title="jaxjudge",
+        summary="Graded JAX, Flax and Optax exercises.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.include_router(problems.router)
     app.include_router(submissions.router)

@@ -163,3 +163,10 @@ def test_openapi_is_served(client: TestClient) -> None:
         "/api/problems",
         "/healthz",
     } <= paths.keys()
+
+
+def test_no_page_loads_assets_from_a_cdn(client: TestClient) -> None:
+    assert (
+        client.get("/docs").status_code == 404
+    )  # FastAPI's default page would pull Swagger UI from a CDN
+    assert client.get("/redoc").status_code == 404
