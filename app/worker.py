@@ -51,6 +51,9 @@ class PoolGrader:
                 )
             return self._pools[device]
 
+    def warm(self, device: str) -> None:
+        self._pool(device)
+
     def __call__(self, problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
         return grade(problem, code, mode=mode, device=device, runner=self._pool(device))
 
@@ -79,6 +82,8 @@ class EmbeddedWorkers:
         self._problems: dict[str, Problem] = {}
 
     def start(self) -> None:
+        if isinstance(self.grader, PoolGrader):
+            self.grader.warm("cpu")  # the first submission should not wait for imports
         prefix = f"{socket.gethostname()}:{os.getpid()}"
         for index in range(self.threads):
             thread = threading.Thread(
