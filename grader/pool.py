@@ -15,11 +15,14 @@ learner code.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 
 from grader.job import Job, RunOutcome
 from grader.runner import Launcher, StartedChild
+
+log = logging.getLogger("jaxjudge.pool")
 
 
 class WarmPool:
@@ -81,7 +84,18 @@ class WarmPool:
             )
         child = self._take()
         try:
-            return child.run(job)
+            outcome = child.run(job)
+            if outcome.startup_error is not None:
+                # The job was never delivered, so running it elsewhere is safe:
+                # a worker's hiccup must not become a learner's internal error.
+                log.warning(
+                    "a pooled child failed to start (%s); retrying on a fresh one",
+                    outcome.startup_error,
+                )
+                outcome = StartedChild(
+                    self.launcher, device=self.device, memory_mb=self.memory_mb
+                ).run(job)
+            return outcome
         finally:
             # Replace it afterwards, not meanwhile: on a small machine a child
             # importing JAX would compete for the cores with this submission.

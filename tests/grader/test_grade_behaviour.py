@@ -211,3 +211,30 @@ def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Pr
     outcome = ProcessRunner(Broken()).run(job)
     assert outcome.startup_error
     assert time.monotonic() - started < 5  # not the 120 s start-up allowance
+
+
+def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
+    from grader.job import Job, Solution
+    from grader.pool import WarmPool
+    from grader.runner import LaunchSpec, PlainLauncher
+
+    class FirstBroken:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+            self.calls += 1
+            if self.calls == 1:
+                return LaunchSpec(["/bin/false"], {}, "/")
+            return PlainLauncher(compilation_cache_writable=False).launch(
+                device=device, memory_mb=memory_mb, result_fd=result_fd
+            )
+
+    pool = WarmPool(FirstBroken(), size=1, memory_mb=2048)
+    try:
+        job = Job("solve", 1, (Solution("s", CORRECT),), tuple(tiny.cases), 10.0, 2048)
+        outcome = pool.run(job)
+        assert outcome.startup_error is None
+        assert outcome.finished
+    finally:
+        pool.close()
