@@ -10,10 +10,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
+from starlette.middleware.sessions import SessionMiddleware
 
 from app.api.routes import problems, submissions
+from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate
+from app.core.sessions import secret_key
+from app.web import pages
 from app.worker import EmbeddedWorkers
 
 log = logging.getLogger("jaxjudge.requests")
@@ -56,6 +61,16 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     )
     app.include_router(problems.router)
     app.include_router(submissions.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "app" / "static"), name="static")
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret_key(),
+        session_cookie="jaxjudge_session",
+        same_site="lax",
+        https_only=settings.secure_cookies,
+        max_age=14 * 24 * 3600,
+    )
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

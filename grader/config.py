@@ -61,6 +61,13 @@ class Settings(BaseSettings):
         None,
         description="SQLAlchemy URL; default SQLite at var/jaxjudge.db. A postgresql+psycopg:// URL works unchanged.",
     )
+    secret_key: str | None = Field(
+        None,
+        description="Signs session cookies; default: generated once and kept in var/secret_key (mode 0600).",
+    )
+    secure_cookies: bool = Field(
+        False, description="Send the session cookie over HTTPS only (set behind TLS)."
+    )
     lease_seconds: int = Field(
         120, ge=10, description="How long a worker's claim on a submission lasts unrenewed."
     )

@@ -1,0 +1,84 @@
+"""Problem text to safe HTML: Markdown, highlighted code, math as MathML, sanitised.
+
+Math (`$...$`, `$$...$$`) becomes MathML on the server, which browsers render
+natively: no script and no CDN. Everything passes through nh3 with an explicit
+allow-list, so a problem file can never inject script into a learner's page.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from html import escape
+from typing import Any
+
+import nh3
+from latex2mathml.converter import convert as latex_to_mathml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+MATHML_TAGS = {
+    "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "mtext", "mspace", "ms",
+    "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot", "mover", "munder", "munderover",
+    "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "mfenced",
+}  # fmt: skip
+MATHML_ATTRIBUTES = {
+    "display", "xmlns", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
+    "accent", "accentunder", "columnalign", "linethickness", "movablelimits", "symmetric",
+    "largeop", "minsize", "maxsize", "width", "height", "depth", "encoding", "notation",
+}  # fmt: skip
+HTML_TAGS = {
+    "p", "a", "em", "strong", "code", "pre", "span", "div", "ul", "ol", "li", "blockquote",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+
+
+def _math(display: bool) -> Any:
+    def render(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        try:
+            return str(
+                latex_to_mathml(tokens[index].content, display="block" if display else "inline")
+            )
+        except Exception:  # an author's typo shows as code, not as a crash
+            return f"<code>{escape(tokens[index].content)}</code>"
+
+    return render
+
+
+def _highlight(code: str, language: str, _attrs: Any) -> str:
+    try:
+        lexer = get_lexer_by_name(language or "text")
+    except ClassNotFound:
+        return ""
+    return str(highlight(code, lexer, HtmlFormatter(nowrap=True)))
+
+
+@cache
+def _parser() -> MarkdownIt:
+    parser = MarkdownIt("commonmark", {"html": False, "highlight": _highlight}).enable("table")
+    parser.use(dollarmath_plugin, double_inline=True)
+    parser.add_render_rule("math_inline", _math(display=False))
+    parser.add_render_rule("math_inline_double", _math(display=True))
+    parser.add_render_rule("math_block", _math(display=True))
+    parser.add_render_rule("math_block_label", _math(display=True))
+    return parser
+
+
+def render_markdown(text: str) -> str:
+    html = _parser().render(text)
+    attributes = {"*": {"class"}, "a": {"href", "title"}} | {
+        tag: MATHML_ATTRIBUTES for tag in MATHML_TAGS
+    }
+    return nh3.clean(
+        html,
+        tags=HTML_TAGS | MATHML_TAGS,
+        attributes=attributes,
+        url_schemes={"http", "https", "mailto"},
+    )
+
+
+def highlight_css() -> str:
+    return str(HtmlFormatter(style="friendly").get_style_defs(".highlight, pre code"))

@@ -1,0 +1,170 @@
+"""Server-rendered pages: sign-up, sign-in, sign-out, problem list, problem page."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
+
+from app import crud
+from app.api.deps import SessionDep
+from app.core.config import PROJECT_ROOT
+from app.core.markdown import render_markdown
+from app.core.security import verify_password
+from app.core.sessions import check_csrf, csrf_token, throttle
+from app.models import Submission, User
+from grader.problem import Problem, find_problem, load_problem, problem_folders
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
+
+
+def page(
+    request: Request, template: str, user: User | None, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request,
+        template,
+        {"user": user, "csrf_token": csrf_token(request), **context},
+        status_code=status_code,
+    )
+
+
+def signed_in_user(request: Request, session: SessionDep) -> User | None:
+    user_id = request.session.get("user_id")
+    return session.get(User, user_id) if isinstance(user_id, int) else None
+
+
+def _sign_in(request: Request, user: User) -> RedirectResponse:
+    request.session.clear()  # a new session on sign-in: no fixation
+    request.session["user_id"] = user.id
+    return RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _to_sign_in(request: Request) -> RedirectResponse:
+    return RedirectResponse(
+        f"/login?next={request.url.path}", status_code=status.HTTP_303_SEE_OTHER
+    )
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, session: SessionDep) -> Response:
+    return page(request, "login.html", signed_in_user(request, session))
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(
+    request: Request,
+    session: SessionDep,
+    name: Annotated[str, Form()],
+    password: Annotated[str, Form()],
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    address = request.client.host if request.client else "unknown"
+    wait = throttle.wait_seconds(address, name)
+    if wait:
+        message = f"Too many failed sign-ins. Try again in {wait // 60 + 1} minute(s)."
+        return page(
+            request, "login.html", None, status.HTTP_429_TOO_MANY_REQUESTS, error=message, name=name
+        )
+    user = crud.user_by_name(session=session, name=name)
+    if user is None or not verify_password(user.password_hash, password):
+        throttle.failed(address, name)
+        return page(
+            request,
+            "login.html",
+            None,
+            status.HTTP_400_BAD_REQUEST,
+            error="Wrong name or password.",
+            name=name,
+        )
+    throttle.succeeded(address, name)
+    return _sign_in(request, user)
+
+
+@router.get("/signup", response_class=HTMLResponse)
+def signup_form(request: Request, session: SessionDep) -> Response:
+    return page(request, "signup.html", signed_in_user(request, session))
+
+
+@router.post("/signup", response_class=HTMLResponse)
+def signup(
+    request: Request,
+    session: SessionDep,
+    name: Annotated[str, Form()],
+    password: Annotated[str, Form()],
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    try:
+        user = crud.create_user(session=session, name=name, password=password)
+    except crud.CrudError as error:
+        return page(
+            request, "signup.html", None, status.HTTP_400_BAD_REQUEST, error=str(error), name=name
+        )
+    return _sign_in(request, user)
+
+
+@router.post("/logout")
+def logout(request: Request, csrf: Annotated[str, Form(alias="csrf_token")] = "") -> Response:
+    check_csrf(request, csrf)
+    request.session.clear()
+    return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _statuses(session: SessionDep, user: User) -> dict[str, str]:
+    rows = session.execute(
+        select(Submission.problem, Submission.verdict).where(
+            Submission.user_id == user.id, Submission.mode == "submit"
+        )
+    )
+    statuses: dict[str, str] = {}
+    for slug, verdict in rows:
+        if verdict == "accepted":
+            statuses[slug] = "solved"
+        else:
+            statuses.setdefault(slug, "attempted")
+    return statuses
+
+
+@router.get("/", response_class=HTMLResponse)
+def problem_list(request: Request, session: SessionDep) -> Response:
+    user = signed_in_user(request, session)
+    if user is None:
+        return _to_sign_in(request)
+    problems = sorted(
+        (load_problem(f) for f in problem_folders()),
+        key=lambda p: (p.config.track, p.config.position),
+    )
+    tracks: dict[str, list[Problem]] = {}
+    for problem in problems:
+        tracks.setdefault(problem.config.track, []).append(problem)
+    return page(request, "problems.html", user, tracks=tracks, statuses=_statuses(session, user))
+
+
+@router.get("/problems/{slug}", response_class=HTMLResponse)
+def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
+    user = signed_in_user(request, session)
+    if user is None:
+        return _to_sign_in(request)
+    folder = find_problem(slug)
+    if folder is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No problem {slug!r}.")
+    problem = load_problem(folder)
+    samples = [case for case in problem.cases if case.sample]
+    signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+    return page(
+        request,
+        "problem.html",
+        user,
+        problem=problem,
+        statement=render_markdown(problem.statement),
+        signature=signature,
+        samples=samples,
+        hint_count=len(problem.hints),
+        status=_statuses(session, user).get(slug, "unseen"),
+    )

@@ -1,0 +1,152 @@
+"""The server-rendered pages: accounts, CSRF, throttling, problem list and page."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.core.sessions import throttle
+from app.main import create_app
+
+
+@pytest.fixture
+def browser(database: str) -> Iterator[TestClient]:
+    throttle._failures.clear()
+    with TestClient(create_app(workers=0, prepare=False)) as client:
+        yield client
+
+
+def csrf(client: TestClient, path: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
+    assert found, f"no CSRF token on {path}"
+    return found.group(1)
+
+
+def sign_up(client: TestClient, name: str = "ada", password: str = "correct horse") -> None:
+    answer = client.post(
+        "/signup",
+        data={"name": name, "password": password, "csrf_token": csrf(client, "/signup")},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303, answer.text
+
+
+def test_pages_need_a_signed_in_user(browser: TestClient) -> None:
+    answer = browser.get("/problems/nnx-grad-accumulation", follow_redirects=False)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/login?next=/problems/nnx-grad-accumulation"
+
+
+def test_sign_up_lands_on_the_problem_list_grouped_by_track(browser: TestClient) -> None:
+    sign_up(browser)
+    page = browser.get("/").text
+    assert "Gradient accumulation" in page  # the track
+    titles = re.findall(r'<a href="/problems/([a-z-]+)">', page)
+    assert titles == [
+        "nnx-grad-accumulation",
+        "linen-trainstate-accumulation",
+        "scan-microbatched-grads",
+        "optax-multisteps",
+        "train-with-accumulation",
+    ]
+    assert page.count(">unseen<") == 5  # the visible text, not the CSS class
+
+
+def test_the_session_cookie_is_http_only_and_same_site_lax(browser: TestClient) -> None:
+    answer = browser.post(
+        "/signup",
+        data={"name": "ada", "password": "correct horse", "csrf_token": csrf(browser, "/signup")},
+        follow_redirects=False,
+    )
+    cookie = answer.headers["set-cookie"].lower()
+    assert "httponly" in cookie
+    assert "samesite=lax" in cookie
+
+
+def test_forms_without_the_csrf_token_are_refused(browser: TestClient) -> None:
+    answer = browser.post("/signup", data={"name": "ada", "password": "correct horse"})
+    assert answer.status_code == 403
+    assert "reload the page" in answer.text
+    forged = browser.post("/login", data={"name": "ada", "password": "x", "csrf_token": "forged"})
+    assert forged.status_code == 403
+
+
+def test_sign_in_sign_out_and_wrong_passwords(browser: TestClient) -> None:
+    sign_up(browser)
+    browser.post("/logout", data={"csrf_token": csrf(browser, "/")})
+    assert browser.get("/", follow_redirects=False).status_code == 303
+    wrong = browser.post(
+        "/login",
+        data={"name": "ada", "password": "nope nope", "csrf_token": csrf(browser, "/login")},
+    )
+    assert wrong.status_code == 400
+    assert "Wrong name or password." in wrong.text
+    right = browser.post(
+        "/login",
+        data={"name": "ada", "password": "correct horse", "csrf_token": csrf(browser, "/login")},
+        follow_redirects=False,
+    )
+    assert right.status_code == 303
+
+
+def test_repeated_failed_sign_ins_are_throttled(browser: TestClient) -> None:
+    sign_up(browser)
+    browser.post("/logout", data={"csrf_token": csrf(browser, "/")})
+    for _ in range(5):
+        assert (
+            browser.post(
+                "/login",
+                data={
+                    "name": "ada",
+                    "password": "guess 123",
+                    "csrf_token": csrf(browser, "/login"),
+                },
+            ).status_code
+            == 400
+        )
+    blocked = browser.post(
+        "/login",
+        data={"name": "ada", "password": "correct horse", "csrf_token": csrf(browser, "/login")},
+    )
+    assert blocked.status_code == 429
+    assert "Too many failed sign-ins" in blocked.text
+
+
+@pytest.mark.parametrize(
+    ("name", "password", "message"),
+    [
+        ("ada", "short", "at least 8 characters"),
+        ("bad name!", "long enough", "letters, digits"),
+        ("", "long enough", ""),
+    ],
+)
+def test_sign_up_errors_are_explained(
+    browser: TestClient, name: str, password: str, message: str
+) -> None:
+    answer = browser.post(
+        "/signup", data={"name": name, "password": password, "csrf_token": csrf(browser, "/signup")}
+    )
+    assert answer.status_code in (400, 422)
+    assert message in answer.text
+
+
+def test_the_problem_page_renders_statement_math_signature_and_starter(browser: TestClient) -> None:
+    sign_up(browser)
+    page = browser.get("/problems/nnx-grad-accumulation").text
+    assert "<h1>Gradient accumulation with Flax NNX</h1>" in page
+    assert "<math" in page  # $$ ... $$ became MathML, rendered without any script
+    assert "def grad_accumulation_step(seed, x_a, y_a, x_b, y_b, lr):" in page
+    assert (
+        "nnx.Optimizer(model, optax.sgd(lr), wrt=nnx.Param)" in page
+    )  # the starter, escaped into the editor
+    assert "<script" not in page
+    assert browser.get("/problems/no-such-problem").status_code == 404
+
+
+def test_static_assets_are_served_by_the_app(browser: TestClient) -> None:
+    css = browser.get("/static/style.css")
+    assert css.status_code == 200
+    assert "--accent" in css.text
