@@ -142,7 +142,11 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
     assert (
         "nnx.Optimizer(model, optax.sgd(lr), wrt=nnx.Param)" in page
     )  # the starter, escaped into the editor
-    assert "<script" not in page
+    scripts = re.findall(r"<script[^>]*>", page)
+    assert scripts == [
+        '<script src="/static/problem.js" defer>'
+    ]  # ours only: no inline code, no CDN
+    assert re.findall(r'<link[^>]+href="([^"]+)"', page) == ["/static/style.css"]
     assert browser.get("/problems/no-such-problem").status_code == 404
 
 
@@ -150,3 +154,21 @@ def test_static_assets_are_served_by_the_app(browser: TestClient) -> None:
     css = browser.get("/static/style.css")
     assert css.status_code == 200
     assert "--accent" in css.text
+
+
+def test_the_page_submits_through_the_api_with_its_session_and_csrf_header(
+    browser: TestClient,
+) -> None:
+    sign_up(browser)
+    page = browser.get("/problems/scan-microbatched-grads").text
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', page)
+    assert token
+    assert 'src="/static/problem.js"' in page
+    body = {"problem": "scan-microbatched-grads", "code": "x", "mode": "run"}
+    refused = browser.post("/api/submissions", json=body)  # the cookie alone is not enough
+    assert refused.status_code == 403
+    created = browser.post("/api/submissions", json=body, headers={"X-CSRF-Token": token.group(1)})
+    assert created.status_code == 202
+    state = browser.get(f"/api/submissions/{created.json()['id']}").json()
+    assert state["status"] == "queued"
+    assert browser.get("/static/problem.js").status_code == 200

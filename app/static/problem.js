@@ -1,0 +1,86 @@
+// The problem page: draft autosave, Run (samples) and Submit (all cases), live status.
+"use strict";
+(() => {
+  const page = document.querySelector("article.problem");
+  if (!page) return;
+  const slug = page.dataset.slug;
+  const draftKey = `jaxjudge:draft:${page.dataset.user}:${slug}`;
+  const editor = document.getElementById("code");
+  const starter = editor.defaultValue;
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const panel = document.getElementById("verdict");
+
+  const saved = localStorage.getItem(draftKey);
+  if (saved !== null) editor.value = saved;
+  editor.addEventListener("input", () => localStorage.setItem(draftKey, editor.value));
+  editor.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return;  // Tab indents instead of leaving the editor
+    event.preventDefault();
+    const { selectionStart: start, selectionEnd: end } = editor;
+    editor.setRangeText("    ", start, end, "end");
+    localStorage.setItem(draftKey, editor.value);
+  });
+  document.getElementById("reset").addEventListener("click", () => {
+    if (!confirm("Replace your code with the starter?")) return;
+    editor.value = starter;
+    localStorage.removeItem(draftKey);
+  });
+
+  const text = (tag, content, className) => {
+    const node = document.createElement(tag);
+    node.textContent = content;
+    if (className) node.className = className;
+    return node;
+  };
+  const headline = (verdict) => verdict.replaceAll("_", " ").replace(/^./, (c) => c.toUpperCase());
+  const number = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
+
+  function show(state) {
+    panel.replaceChildren();
+    if (state.status !== "done") {
+      const where = state.status === "queued" ? `Queued (position ${state.position})` : "Running…";
+      panel.append(text("p", where, "pending"));
+      return;
+    }
+    panel.append(text("h3", `${headline(state.verdict)} · score ${Math.round(state.score * 100)}% · ${state.seconds}s`, `verdict ${state.verdict}`));
+    if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
+    if (state.message) panel.append(text("pre", state.message));
+    if (state.cases.length) {
+      const table = document.createElement("table");
+      table.className = "cases";
+      table.append(...["Case", "Kind", "Verdict", "Max abs error", "Time (s)", "Details"].map((h) => text("th", h)));
+      for (const c of state.cases) {
+        const row = document.createElement("tr");
+        let details = c.message || "";
+        if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${JSON.stringify(c.expected)}\ngot ${JSON.stringify(c.actual)}`;
+        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : "sample"), text("td", headline(c.verdict), `verdict ${c.verdict}`),
+                   text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
+        table.append(row);
+      }
+      panel.append(table);
+    }
+    if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
+  }
+
+  async function grade(mode) {
+    panel.replaceChildren(text("p", "Sending…", "pending"));
+    const created = await fetch("/api/submissions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ problem: slug, code: editor.value, mode }),
+    });
+    const body = await created.json();
+    if (!created.ok) {
+      panel.replaceChildren(text("p", typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail), "error"));
+      return;
+    }
+    for (;;) {
+      const state = await (await fetch(`/api/submissions/${body.id}`)).json();
+      show(state);
+      if (state.status === "done") return;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  document.getElementById("run").addEventListener("click", () => grade("run"));
+  document.getElementById("submit").addEventListener("click", () => grade("submit"));
+})();
