@@ -6,19 +6,26 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck pytest venv system-deps bench clean
+.PHONY: run test check lint typecheck pytest venv system-deps bench editor clean
 
 venv: system-deps $(STAMP)
 
-# bubblewrap sandboxes every submission. Installed when missing and we are root.
+# Debian packages: bubblewrap sandboxes every submission; chromium runs the
+# browser test (Playwright drives it; no browser is ever downloaded).
+DEBIAN_PACKAGES := bubblewrap chromium
 system-deps:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing bubblewrap (Debian package)"; \
-	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  elif ! command -v bwrap >/dev/null 2>&1; then \
+	    echo "jaxjudge needs bubblewrap: run 'sudo apt-get install bubblewrap' (and chromium for the browser test)"; exit 1; \
 	  else \
-	    echo "jaxjudge needs bubblewrap: run 'sudo apt-get install bubblewrap' (or your system's equivalent)"; exit 1; \
-	  fi; }
+	    echo "note: chromium is missing, so the browser test will be skipped ('sudo apt-get install chromium')"; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "jaxjudge needs Python 3.11; found " + sys.version.split()[0])'
@@ -41,6 +48,10 @@ typecheck: venv
 
 pytest: venv
 	$(BIN)/pytest -n 2 --dist loadgroup
+
+# Rebuild the committed editor bundle (needs Node and npm; running the platform does not).
+editor:
+	web/editor/build.sh
 
 bench: venv
 	$(BIN)/python bench/grading_latency.py --write

@@ -13,16 +13,13 @@
   const saved = localStorage.getItem(draftKey);
   if (saved !== null) editor.value = saved;
   editor.addEventListener("input", () => localStorage.setItem(draftKey, editor.value));
-  editor.addEventListener("keydown", (event) => {
-    if (event.key !== "Tab") return;  // Tab indents instead of leaving the editor
-    event.preventDefault();
-    const { selectionStart: start, selectionEnd: end } = editor;
-    editor.setRangeText("    ", start, end, "end");
-    localStorage.setItem(draftKey, editor.value);
-  });
+  // CodeMirror (editor.js) takes over the textarea and keeps it up to date;
+  // without it the plain textarea still works.
+  if (window.jaxjudgeEditor) window.jaxjudgeEditor.mount(editor);
   document.getElementById("reset").addEventListener("click", () => {
     if (!confirm("Replace your code with the starter?")) return;
     editor.value = starter;
+    editor.dispatchEvent(new Event("jaxjudge:replaced"));
     localStorage.removeItem(draftKey);
   });
 
@@ -33,6 +30,7 @@
     return node;
   };
   const headline = (verdict) => verdict.replaceAll("_", " ").replace(/^./, (c) => c.toUpperCase());
+  const shown = (outputs) => JSON.stringify(outputs && outputs.length === 1 ? outputs[0] : outputs);  // one output: no extra brackets
   const number = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
 
   function show(state) {
@@ -52,7 +50,7 @@
       for (const c of state.cases) {
         const row = document.createElement("tr");
         let details = c.message || "";
-        if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${JSON.stringify(c.expected)}\ngot ${JSON.stringify(c.actual)}`;
+        if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
         row.append(text("td", c.name), text("td", c.hidden ? "hidden" : "sample"), text("td", headline(c.verdict), `verdict ${c.verdict}`),
                    text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
         table.append(row);

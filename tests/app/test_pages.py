@@ -144,7 +144,8 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
     )  # the starter, escaped into the editor
     scripts = re.findall(r"<script[^>]*>", page)
     assert scripts == [
-        '<script src="/static/problem.js" defer>'
+        '<script src="/static/editor.js" defer>',
+        '<script src="/static/problem.js" defer>',
     ]  # ours only: no inline code, no CDN
     assert re.findall(r'<link[^>]+href="([^"]+)"', page) == ["/static/style.css"]
     assert browser.get("/problems/no-such-problem").status_code == 404

@@ -1,0 +1,112 @@
+"""A learner in a real browser (Debian's Chromium driven by Playwright): sign up,
+open a problem, type a solution into the editor, run the samples, submit, see
+"Accepted"; then a wrong solution and its diagnosis. Saves the README's screenshots."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.config import PROJECT_ROOT
+from tests.app.test_server import Server
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SCREENSHOTS = PROJECT_ROOT / "docs" / "screenshots"
+CORRECT = (
+    PROJECT_ROOT / "tests" / "submissions" / "nnx-grad-accumulation" / "full_batch_gradient.py"
+).read_text()
+WRONG = (
+    PROJECT_ROOT / "tests" / "submissions" / "nnx-grad-accumulation" / "wrong_two_steps_manual.py"
+).read_text()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    import os
+
+    from grader.config import settings
+
+    env = {
+        **os.environ,
+        "JAXJUDGE_DATABASE_URL": f"sqlite:///{tmp_path / 'e2e.db'}",
+        "JAXJUDGE_DATA_DIR": str(settings.data_dir),
+    }
+    running = Server(env, workers=1)
+    yield running
+    running.stop()
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (make test installs it when run as root)",
+)
+def test_a_learner_solves_a_problem_in_the_browser(server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on(
+            "console",
+            lambda message: errors.append(message.text) if message.type == "error" else None,
+        )
+        page.on("pageerror", lambda error: errors.append(str(error)))
+
+        page.goto(f"{server.url}/signup")
+        page.get_by_label("Name").fill("grace")
+        page.get_by_label("Password (at least 8 characters)").fill("correct horse battery")
+        page.get_by_role("button", name="Sign up").click()
+        expect(page.get_by_role("heading", name="Problems")).to_be_visible()
+
+        page.get_by_role("link", name="Gradient accumulation with Flax NNX").click()
+        editor = page.locator(".cm-content")
+        expect(editor).to_be_visible()
+
+        def type_solution(code: str) -> None:
+            editor.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.insert_text(code)  # one input event: no auto-indent per keystroke
+
+        type_solution(CORRECT)
+        page.get_by_role("button", name="Run samples").click()
+        verdict = page.locator("#verdict h3")
+        expect(verdict).to_contain_text("Accepted", timeout=90_000)
+        expect(page.locator("table.cases tr")).to_have_count(2)  # the two sample cases only
+
+        page.get_by_role("button", name="Submit").click()
+        expect(page.locator("#verdict .pending")).to_have_count(0, timeout=90_000)
+        expect(verdict).to_contain_text("Accepted", timeout=90_000)
+        expect(page.locator("table.cases tr")).to_have_count(6)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "problem-accepted.png"), full_page=True)
+
+        type_solution(WRONG)
+        page.get_by_role("button", name="Submit").click()
+        expect(verdict).to_contain_text("Wrong answer", timeout=90_000)
+        expect(page.locator("#verdict .diagnosis")).to_contain_text(
+            "optimizer.update after each micro-batch"
+        )
+        page.locator("#verdict").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "verdict-diagnosis.png"), full_page=False)
+
+        page.reload()  # the draft survives a reload
+        expect(page.locator(".cm-content")).to_contain_text("for x, y in ((x_a, y_a), (x_b, y_b)):")
+        browser.close()
+    assert errors == [], f"console errors: {errors}"
