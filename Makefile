@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck pytest venv system-deps bench editor clean
+.PHONY: run test check lint typecheck pytest venv system-deps bench editor screenshots clean
 
 venv: system-deps $(STAMP)
 
@@ -52,6 +52,10 @@ pytest: venv
 # Rebuild the committed editor bundle (needs Node and npm; running the platform does not).
 editor:
 	web/editor/build.sh
+
+# Retake the README's screenshots with the browser test.
+screenshots: venv
+	JAXJUDGE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -p no:xdist tests/e2e
 
 bench: venv
 	$(BIN)/python bench/grading_latency.py --write

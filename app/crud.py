@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.core.security import MIN_PASSWORD_LENGTH, hash_password, new_token, token_hash
-from app.models import ROLES, ApiToken, Submission, User, utcnow
+from app.models import ROLES, ApiToken, HintReveal, Submission, User, utcnow
 
 
 class CrudError(ValueError):
@@ -77,3 +77,55 @@ def create_submission(
 
 def result_of(submission: Submission) -> dict[str, Any] | None:
     return json.loads(submission.result_json) if submission.result_json else None
+
+
+def hints_revealed(*, session: Session, user: User, problem: str) -> int:
+    row = session.scalar(
+        select(HintReveal).where(HintReveal.user_id == user.id, HintReveal.problem == problem)
+    )
+    return row.revealed if row else 0
+
+
+def reveal_next_hint(*, session: Session, user: User, problem: str, available: int) -> int:
+    """Reveal one more hint (never past the last); returns how many are revealed."""
+    row = session.scalar(
+        select(HintReveal).where(HintReveal.user_id == user.id, HintReveal.problem == problem)
+    )
+    if row is None:
+        row = HintReveal(user_id=user.id, problem=problem, revealed=0)
+        session.add(row)
+    row.revealed = min(available, row.revealed + 1)
+    row.updated_at = utcnow()
+    session.flush()
+    return row.revealed
+
+
+def has_solved(*, session: Session, user: User, problem: str) -> bool:
+    return (
+        session.scalar(
+            select(Submission.id)
+            .where(
+                Submission.user_id == user.id,
+                Submission.problem == problem,
+                Submission.mode == "submit",
+                Submission.verdict == "accepted",
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
+def submission_history(*, session: Session, user: User, problem: str) -> list[Submission]:
+    """The learner's submits for a problem, newest first (runs are not attempts)."""
+    return list(
+        session.scalars(
+            select(Submission)
+            .where(
+                Submission.user_id == user.id,
+                Submission.problem == problem,
+                Submission.mode == "submit",
+            )
+            .order_by(Submission.id.desc())
+        )
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -64,3 +64,16 @@ class Submission(Base):
     verdict: Mapped[str | None] = mapped_column(String(32), default=None)
     score: Mapped[float | None] = mapped_column(default=None)
     result_json: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class HintReveal(Base):
+    """How many of a problem's hints a learner has revealed (they stay revealed)."""
+
+    __tablename__ = "hint_reveals"
+    __table_args__ = (UniqueConstraint("user_id", "problem"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(100))
+    revealed: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -60,6 +60,27 @@
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
   }
 
+  async function refresh(id, path) {
+    const answer = await fetch(path);
+    if (answer.ok) document.getElementById(id).innerHTML = await answer.text();  // server-rendered, escaped HTML
+  }
+
+  document.getElementById("reveal-hint").addEventListener("click", async (event) => {
+    const answer = await fetch(`/api/problems/${slug}/hints`, { method: "POST", headers: { "X-CSRF-Token": csrf } });
+    if (!answer.ok) return;
+    const body = await answer.json();
+    const list = document.getElementById("hint-list");
+    list.replaceChildren();
+    body.hints.forEach((html, index) => {
+      const hint = document.createElement("div");
+      hint.className = "hint";
+      hint.innerHTML = `<strong>Hint ${index + 1}</strong>${html}`;  // sanitised by the server (nh3)
+      list.append(hint);
+    });
+    document.getElementById("hint-progress").textContent = `${body.revealed}/${body.count}`;
+    event.target.closest("button").disabled = body.revealed >= body.count;
+  });
+
   async function grade(mode) {
     panel.replaceChildren(text("p", "Sending…", "pending"));
     const created = await fetch("/api/submissions", {
@@ -75,7 +96,13 @@
     for (;;) {
       const state = await (await fetch(`/api/submissions/${body.id}`)).json();
       show(state);
-      if (state.status === "done") return;
+      if (state.status === "done") {
+        if (mode === "submit") {
+          await refresh("history", `/problems/${slug}/history`);
+          if (state.verdict === "accepted") await refresh("walkthrough", `/problems/${slug}/walkthrough`);
+        }
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }

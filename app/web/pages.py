@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Request, status
@@ -146,15 +147,75 @@ def problem_list(request: Request, session: SessionDep) -> Response:
     return page(request, "problems.html", user, tracks=tracks, statuses=_statuses(session, user))
 
 
+def _problem_or_404(slug: str) -> Problem:
+    folder = find_problem(slug)
+    if folder is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No problem {slug!r}.")
+    return load_problem(folder)
+
+
+def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]:
+    """Each submit with its code and a diff against the previous submit."""
+    submissions = crud.submission_history(session=session, user=user, problem=slug)
+    rows = []
+    for index, submission in enumerate(submissions):
+        previous = submissions[index + 1] if index + 1 < len(submissions) else None
+        diff = ""
+        if previous is not None:
+            diff = "".join(
+                difflib.unified_diff(
+                    previous.code.splitlines(keepends=True),
+                    submission.code.splitlines(keepends=True),
+                    f"#{previous.id}",
+                    f"#{submission.id}",
+                )
+            )
+        rows.append({"submission": submission, "diff": diff or ("(no change)" if previous else "")})
+    return rows
+
+
+def _walkthrough(problem: Problem) -> dict[str, str]:
+    return {
+        "walkthrough": render_markdown(problem.solution_walkthrough),
+        "reference": render_markdown(f"```python\n{problem.reference_source}\n```"),
+    }
+
+
+@router.get("/problems/{slug}/history", response_class=HTMLResponse)
+def history_fragment(slug: str, request: Request, session: SessionDep) -> Response:
+    user = signed_in_user(request, session)
+    if user is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
+    _problem_or_404(slug)
+    return page(request, "_history.html", user, history=_history(session, user, slug))
+
+
+@router.get("/problems/{slug}/walkthrough", response_class=HTMLResponse)
+def walkthrough_fragment(slug: str, request: Request, session: SessionDep) -> Response:
+    user = signed_in_user(request, session)
+    if user is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
+    problem = _problem_or_404(slug)
+    if not crud.has_solved(session=session, user=user, problem=slug):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "The walkthrough unlocks after an accepted submission."
+        )
+    unlocked = _walkthrough(problem)
+    return page(
+        request,
+        "_walkthrough.html",
+        user,
+        walkthrough=unlocked["walkthrough"],
+        reference=unlocked["reference"],
+    )
+
+
 @router.get("/problems/{slug}", response_class=HTMLResponse)
 def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
     user = signed_in_user(request, session)
     if user is None:
         return _to_sign_in(request)
-    folder = find_problem(slug)
-    if folder is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No problem {slug!r}.")
-    problem = load_problem(folder)
+    problem = _problem_or_404(slug)
     samples = [case for case in problem.cases if case.sample]
     signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
     return page(
@@ -166,5 +227,13 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
         signature=signature,
         samples=samples,
         hint_count=len(problem.hints),
+        hints=[
+            render_markdown(h)
+            for h in problem.hints[: crud.hints_revealed(session=session, user=user, problem=slug)]
+        ],
         status=_statuses(session, user).get(slug, "unseen"),
+        history=_history(session, user, slug),
+        unlocked=_walkthrough(problem)
+        if crud.has_solved(session=session, user=user, problem=slug)
+        else None,
     )

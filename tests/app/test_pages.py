@@ -147,7 +147,10 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
         '<script src="/static/editor.js" defer>',
         '<script src="/static/problem.js" defer>',
     ]  # ours only: no inline code, no CDN
-    assert re.findall(r'<link[^>]+href="([^"]+)"', page) == ["/static/style.css"]
+    assert re.findall(r'<link[^>]+href="([^"]+)"', page) == [
+        "/static/favicon.svg",
+        "/static/style.css",
+    ]
     assert browser.get("/problems/no-such-problem").status_code == 404
 
 
@@ -173,3 +176,75 @@ def test_the_page_submits_through_the_api_with_its_session_and_csrf_header(
     state = browser.get(f"/api/submissions/{created.json()['id']}").json()
     assert state["status"] == "queued"
     assert browser.get("/static/problem.js").status_code == 200
+
+
+def page_csrf(client: TestClient, path: str) -> str:
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get(path).text)
+    assert found
+    return found.group(1)
+
+
+def record_submission(name: str, code: str, verdict: str) -> None:
+    from app import crud
+    from app.core.db import session_scope
+
+    with session_scope() as session:
+        user = crud.user_by_name(session=session, name=name)
+        assert user is not None
+        row = crud.create_submission(
+            session=session,
+            user=user,
+            problem="scan-microbatched-grads",
+            code=code,
+            mode="submit",
+            max_queued=99,
+        )
+        row.status, row.verdict, row.score = "done", verdict, 1.0 if verdict == "accepted" else 0.0
+
+
+def test_hints_are_revealed_one_at_a_time_and_stay_revealed(browser: TestClient) -> None:
+    sign_up(browser)
+    token = page_csrf(browser, "/problems/scan-microbatched-grads")
+    assert (
+        browser.post("/api/problems/scan-microbatched-grads/hints").status_code == 403
+    )  # no CSRF header
+    counts = [
+        browser.post(
+            "/api/problems/scan-microbatched-grads/hints", headers={"X-CSRF-Token": token}
+        ).json()["revealed"]
+        for _ in range(4)
+    ]
+    assert counts == [1, 2, 3, 3]  # three hints, never past the last
+    page = browser.get("/problems/scan-microbatched-grads").text
+    assert page.count('<div class="hint">') == 3
+    assert 'Reveal hint <span id="hint-progress">3/3</span>' in page
+
+
+def test_the_walkthrough_and_reference_unlock_only_after_acceptance(browser: TestClient) -> None:
+    sign_up(browser)
+    assert browser.get("/problems/scan-microbatched-grads/walkthrough").status_code == 403
+    assert (
+        "lax.scan(step, jnp.zeros(()), (xs, ys))"
+        not in browser.get("/problems/scan-microbatched-grads").text
+    )
+    record_submission("ada", "wrong", "wrong_answer")
+    assert browser.get("/problems/scan-microbatched-grads/walkthrough").status_code == 403
+    record_submission("ada", "right", "accepted")
+    unlocked = browser.get("/problems/scan-microbatched-grads/walkthrough")
+    assert unlocked.status_code == 200
+    assert "Reference solution" in unlocked.text
+    page = browser.get("/problems/scan-microbatched-grads").text
+    assert "<h2>Walkthrough</h2>" in page
+    assert "✓ solved" in browser.get("/").text
+
+
+def test_history_shows_each_submission_with_a_diff_against_the_previous(
+    browser: TestClient,
+) -> None:
+    sign_up(browser)
+    record_submission("ada", "def f():\n    return 1\n", "wrong_answer")
+    record_submission("ada", "def f():\n    return 2\n", "accepted")
+    history = browser.get("/problems/scan-microbatched-grads/history").text
+    assert history.count("<details>") == 2
+    assert "-    return 1" in history
+    assert "+    return 2" in history
