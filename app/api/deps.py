@@ -19,7 +19,10 @@ def get_session() -> Iterator[Session]:
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": the session commits *before* the response is sent. With
+# FastAPI's default ("request") it would commit afterwards, and a client could
+# be given an id it cannot read yet, or be redirected before its account exists.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def current_user(

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from app import crud
 from app.api.deps import SessionDep
 from app.core.config import PROJECT_ROOT
-from app.core.markdown import render_markdown
+from app.core.markdown import highlight_css, render_markdown
 from app.core.security import verify_password
 from app.core.sessions import check_csrf, csrf_token, throttle
 from app.models import Submission, User
@@ -49,6 +49,38 @@ def _to_sign_in(request: Request) -> RedirectResponse:
     return RedirectResponse(
         f"/login?next={request.url.path}", status_code=status.HTTP_303_SEE_OTHER
     )
+
+
+@router.get("/assets/highlight.css")
+def highlight_stylesheet() -> Response:
+    """Pygments' colours for highlighted code (generated, served by the app)."""
+    return Response(
+        highlight_css(), media_type="text/css", headers={"Cache-Control": "max-age=86400"}
+    )
+
+
+def _sample_views(problem: Problem) -> list[dict[str, Any]]:
+    """Sample cases with their inputs and expected outputs (public by definition)."""
+    from grader import expected
+    from grader.report import describe_value, shown_values
+
+    try:
+        trusted = expected.load_or_compute(problem)
+    except expected.ReferenceRunError:
+        trusted = None
+    views = []
+    for case in problem.cases:
+        if not case.sample:
+            continue
+        outputs = trusted.reference.get(case.name) if trusted else None
+        views.append(
+            {
+                "name": case.name,
+                "inputs": {name: describe_value(value) for name, value in case.args.items()},
+                "expected": [shown_values(out) for out in outputs] if outputs else None,
+            }
+        )
+    return views
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -216,7 +248,7 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
     if user is None:
         return _to_sign_in(request)
     problem = _problem_or_404(slug)
-    samples = [case for case in problem.cases if case.sample]
+    samples = _sample_views(problem)
     signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
     return page(
         request,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator
 
 import pytest
@@ -170,3 +171,22 @@ def test_no_page_loads_assets_from_a_cdn(client: TestClient) -> None:
         client.get("/docs").status_code == 404
     )  # FastAPI's default page would pull Swagger UI from a CDN
     assert client.get("/redoc").status_code == 404
+
+
+def test_a_created_submission_is_committed_before_the_answer(client: TestClient) -> None:
+    from sqlalchemy import select
+
+    from app.api import deps
+    from app.models import Submission
+
+    # FastAPI's default dependency scope would commit after the response is
+    # sent; the session dependency must declare "function" to commit before.
+    (dependency,) = typing.get_args(deps.SessionDep)[1:]
+    assert dependency.scope == "function"
+    created = client.post(
+        "/api/submissions",
+        json={"problem": "scan-microbatched-grads", "code": "x"},
+        headers=token_for("ada"),
+    )
+    with session_scope() as session:
+        assert created.json()["id"] in session.scalars(select(Submission.id)).all()

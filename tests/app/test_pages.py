@@ -150,6 +150,7 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
     assert re.findall(r'<link[^>]+href="([^"]+)"', page) == [
         "/static/favicon.svg",
         "/static/style.css",
+        "/assets/highlight.css",
     ]
     assert browser.get("/problems/no-such-problem").status_code == 404
 
@@ -248,3 +249,16 @@ def test_history_shows_each_submission_with_a_diff_against_the_previous(
     assert history.count("<details>") == 2
     assert "-    return 1" in history
     assert "+    return 2" in history
+
+
+def test_sample_cases_show_inputs_and_expected_values_and_code_is_coloured(
+    browser: TestClient,
+) -> None:
+    sign_up(browser)
+    page = browser.get("/problems/scan-microbatched-grads").text
+    assert "<summary>tiny</summary>" in page
+    assert "float32(8,)" in page  # an input, with its values
+    assert "<th>expected</th>" in page
+    css = browser.get("/assets/highlight.css")
+    assert css.status_code == 200
+    assert ".highlight" in css.text
