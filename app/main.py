@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
@@ -49,9 +50,8 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         if pool:
             pool.stop()
 
-    # FastAPI's /docs and /redoc pages load their scripts from a CDN; the
-    # platform serves every asset itself, so they stay off until the UI
-    # assets are vendored. The schema itself is at /openapi.json.
+    # FastAPI's own /docs page loads Swagger UI from a CDN; ours serves the
+    # vendored copy in app/static/vendor/swagger-ui (classrooms are often offline).
     app = FastAPI(
         title="jaxjudge",
         summary="Graded JAX, Flax and Optax exercises.",
@@ -71,6 +71,16 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         https_only=settings.secure_cookies,
         max_age=14 * 24 * 3600,
     )
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> Response:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="jaxjudge API",
+            swagger_js_url="/static/vendor/swagger-ui/swagger-ui-bundle.js",
+            swagger_css_url="/static/vendor/swagger-ui/swagger-ui.css",
+            swagger_favicon_url="/static/favicon.svg",
+        )
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

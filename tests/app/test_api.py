@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Iterator
 
@@ -166,10 +167,13 @@ def test_openapi_is_served(client: TestClient) -> None:
     } <= paths.keys()
 
 
-def test_no_page_loads_assets_from_a_cdn(client: TestClient) -> None:
-    assert (
-        client.get("/docs").status_code == 404
-    )  # FastAPI's default page would pull Swagger UI from a CDN
+def test_api_docs_are_served_without_a_cdn(client: TestClient) -> None:
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    sources = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+    assert sources
+    assert all(source.startswith("/") for source in sources), sources  # nothing from another host
+    assert client.get("/static/vendor/swagger-ui/swagger-ui-bundle.js").status_code == 200
     assert client.get("/redoc").status_code == 404
 
 
