@@ -19,6 +19,7 @@ from app.api.routes import problems, submissions
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate
 from app.core.sessions import secret_key
+from app.web import courses as course_pages
 from app.web import pages
 from app.worker import EmbeddedWorkers
 
@@ -62,6 +63,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(problems.router)
     app.include_router(submissions.router)
     app.include_router(pages.router)
+    app.include_router(course_pages.router)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "app" / "static"), name="static")
     app.add_middleware(
         SessionMiddleware,

@@ -77,3 +77,35 @@ class HintReveal(Base):
     problem: Mapped[str] = mapped_column(String(100))
     revealed: Mapped[int] = mapped_column(default=0)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Course(Base):
+    __tablename__ = "courses"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    join_code: Mapped[str] = mapped_column(String(16), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CourseMember(Base):
+    __tablename__ = "course_members"
+    __table_args__ = (UniqueConstraint("course_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))  # instructor | learner
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("course_id", "problem"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
+    problem: Mapped[str] = mapped_column(String(100))
+    due_at: Mapped[datetime | None] = mapped_column(
+        default=None
+    )  # UTC; late work is marked, not refused

@@ -1,0 +1,151 @@
+"""Course pages: list, create, join, the instructor's dashboard and its CSV export."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app import courses, crud
+from app.api.deps import SessionDep
+from app.core.sessions import check_csrf
+from app.models import Course, User
+from app.web.pages import page, signed_in_user
+from grader.problem import find_problem, load_problem, problem_folders
+
+router = APIRouter(include_in_schema=False)
+
+
+def _user(request: Request, session: SessionDep) -> User:
+    user = signed_in_user(request, session)
+    if user is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
+    return user
+
+
+def _course(session: SessionDep, course_id: int, user: User) -> tuple[Course, str]:
+    course = session.get(Course, course_id)
+    role = courses.membership(session=session, course=course, user=user) if course else None
+    if course is None or role is None:  # other courses do not exist for you
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No course {course_id}.")
+    return course, role
+
+
+def _instructor_course(session: SessionDep, course_id: int, user: User) -> Course:
+    course, role = _course(session, course_id, user)
+    if role != "instructor":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "Only the course's instructors can see this."
+        )
+    return course
+
+
+def _back(course_id: int | None = None) -> RedirectResponse:
+    return RedirectResponse(
+        f"/courses/{course_id}" if course_id else "/courses", status_code=status.HTTP_303_SEE_OTHER
+    )
+
+
+@router.get("/courses", response_class=HTMLResponse)
+def course_list(request: Request, session: SessionDep) -> Response:
+    user = _user(request, session)
+    return page(
+        request, "courses.html", user, memberships=courses.courses_of(session=session, user=user)
+    )
+
+
+@router.post("/courses")
+def create_course(
+    request: Request,
+    session: SessionDep,
+    name: Annotated[str, Form()],
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    user = _user(request, session)
+    try:
+        course = courses.create_course(session=session, name=name, instructor=user)
+    except crud.CrudError as error:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None
+    return _back(course.id)
+
+
+@router.post("/courses/join")
+def join_course(
+    request: Request,
+    session: SessionDep,
+    code: Annotated[str, Form()],
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    user = _user(request, session)
+    try:
+        course = courses.join_course(session=session, code=code, user=user)
+    except crud.CrudError as error:
+        return page(
+            request,
+            "courses.html",
+            user,
+            status.HTTP_400_BAD_REQUEST,
+            memberships=courses.courses_of(session=session, user=user),
+            error=str(error),
+        )
+    return _back(course.id)
+
+
+@router.get("/courses/{course_id}", response_class=HTMLResponse)
+def course_page(course_id: int, request: Request, session: SessionDep) -> Response:
+    user = _user(request, session)
+    course, role = _course(session, course_id, user)
+    assignments = courses.assignments_of(session=session, course=course)
+    titles = {folder.name: load_problem(folder).config.title for folder in problem_folders()}
+    matrix = courses.grade_matrix(session=session, course=course) if role == "instructor" else None
+    return page(
+        request,
+        "course.html",
+        user,
+        course=course,
+        role=role,
+        assignments=assignments,
+        titles=titles,
+        matrix=matrix,
+    )
+
+
+@router.post("/courses/{course_id}/assignments")
+def assign_problem(
+    course_id: int,
+    request: Request,
+    session: SessionDep,
+    problem: Annotated[str, Form()],
+    due: Annotated[str, Form()] = "",
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    course = _instructor_course(session, course_id, _user(request, session))
+    if find_problem(problem) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {problem!r}.")
+    try:
+        due_at = datetime.fromisoformat(due) if due.strip() else None
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "The due date must look like 2026-12-01T23:59 (UTC).",
+        ) from None
+    courses.assign(session=session, course=course, problem=problem, due_at=due_at)
+    return _back(course.id)
+
+
+@router.get("/courses/{course_id}/grades.csv")
+def grades_csv(course_id: int, request: Request, session: SessionDep) -> Response:
+    course = _instructor_course(session, course_id, _user(request, session))
+    body = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
+    filename = f"grades-course-{course.id}.csv"
+    # A byte-order mark so spreadsheets read the file as UTF-8.
+    return Response(
+        "\ufeff" + body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

@@ -1,0 +1,164 @@
+"""Courses: the matrix on a seeded course, its CSV, and who may see what."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import courses, crud
+from app.core.db import session_scope
+from app.core.sessions import throttle
+from app.main import create_app
+from app.models import Course, Submission, User
+
+DUE = datetime(2026, 11, 1, 12, 0)
+
+
+def submit(session: object, user: User, problem: str, verdict: str, at: datetime) -> None:
+    row = Submission(user_id=user.id, problem=problem, code="x", mode="submit", status="done", verdict=verdict,
+                     score=1.0 if verdict == "accepted" else 0.0, created_at=at)  # fmt: skip
+    session.add(row)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def seeded(database: str) -> int:
+    """Teacher's course: ada solves on time (2nd try), bob solves late, cy never tries."""
+    with session_scope() as session:
+        teacher = crud.create_user(
+            session=session, name="teacher", password="password123", role="instructor"
+        )
+        course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
+        learners = {}
+        for name in ("ada", "bob", "cy"):
+            learners[name] = crud.create_user(session=session, name=name, password="password123")
+            courses.join_course(session=session, code=course.join_code.lower(), user=learners[name])
+        courses.assign(
+            session=session, course=course, problem="scan-microbatched-grads", due_at=DUE
+        )
+        courses.assign(session=session, course=course, problem="nnx-grad-accumulation", due_at=None)
+        submit(
+            session,
+            learners["ada"],
+            "scan-microbatched-grads",
+            "wrong_answer",
+            datetime(2026, 10, 30),
+        )
+        submit(
+            session, learners["ada"], "scan-microbatched-grads", "accepted", datetime(2026, 10, 31)
+        )
+        submit(
+            session, learners["bob"], "scan-microbatched-grads", "accepted", datetime(2026, 11, 2)
+        )
+        submit(
+            session, learners["bob"], "nnx-grad-accumulation", "wrong_answer", datetime(2026, 11, 2)
+        )
+        return course.id
+
+
+def test_the_matrix_on_a_seeded_course(seeded: int) -> None:
+    with session_scope() as session:
+        course = session.get(Course, seeded)
+        assert course is not None
+        matrix = courses.grade_matrix(session=session, course=course)
+        names = [learner.name for learner in matrix.learners]
+        assert names == ["ada", "bob", "cy"]
+        ada, bob, cy = matrix.learners
+        scan = "scan-microbatched-grads"
+        assert (
+            matrix.cell(ada, scan).best_verdict,
+            matrix.cell(ada, scan).attempts,
+            matrix.cell(ada, scan).late,
+        ) == ("accepted", 2, False)
+        assert matrix.cell(ada, scan).first_accepted_at == datetime(2026, 10, 31)
+        assert (matrix.cell(bob, scan).best_verdict, matrix.cell(bob, scan).late) == (
+            "accepted",
+            True,
+        )
+        assert matrix.cell(cy, scan).attempts == 0
+        assert matrix.cell(bob, "nnx-grad-accumulation").late is False  # no due date
+        assert matrix.solve_rate(scan) == pytest.approx(2 / 3)
+        assert matrix.median_attempts(scan) == 1.5  # ada 2, bob 1
+        assert matrix.median_attempts("nnx-grad-accumulation") is None
+
+
+def test_the_csv_export(seeded: int) -> None:
+    with session_scope() as session:
+        course = session.get(Course, seeded)
+        assert course is not None
+        text = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
+    assert text.split("\r\n") == [
+        "learner,scan-microbatched-grads score,scan-microbatched-grads late,nnx-grad-accumulation score,nnx-grad-accumulation late",
+        "ada,1.00,no,0.00,no",
+        "bob,1.00,yes,0.00,no",
+        "cy,0.00,no,0.00,no",
+        "",
+    ]
+
+
+def test_spreadsheet_formulas_are_neutralised() -> None:
+    assert courses._safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert courses._safe("@SUM") == "'@SUM"
+    assert courses._safe("ada") == "ada"
+
+
+@pytest.fixture
+def browser(seeded: int) -> Iterator[TestClient]:
+    throttle._failures.clear()
+    with TestClient(create_app(workers=0, prepare=False)) as client:
+        yield client
+
+
+def sign_in(client: TestClient, name: str) -> str:
+    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
+    assert token
+    client.post(
+        "/login", data={"name": name, "password": "password123", "csrf_token": token.group(1)}
+    )
+    page = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
+    assert page
+    return page.group(1)
+
+
+def test_only_the_instructor_sees_the_dashboard_and_the_csv(
+    browser: TestClient, seeded: int
+) -> None:
+    sign_in(browser, "teacher")
+    dashboard = browser.get(f"/courses/{seeded}").text
+    assert "Grade dashboard" in dashboard
+    assert "67% · 1.5" in dashboard
+    csv = browser.get(f"/courses/{seeded}/grades.csv")
+    assert csv.status_code == 200
+    assert csv.headers["content-type"].startswith("text/csv")
+    assert csv.text.startswith("\ufefflearner,")
+
+    browser.cookies.clear()
+    sign_in(browser, "ada")
+    learner_view = browser.get(f"/courses/{seeded}").text
+    assert "Grade dashboard" not in learner_view
+    assert "bob" not in learner_view  # learners see only their own data
+    assert browser.get(f"/courses/{seeded}/grades.csv").status_code == 403
+
+
+def test_strangers_and_learners_cannot_manage_courses(browser: TestClient, seeded: int) -> None:
+    with session_scope() as session:
+        crud.create_user(session=session, name="stranger", password="password123")
+    token = sign_in(browser, "stranger")
+    assert (
+        browser.get(f"/courses/{seeded}").status_code == 404
+    )  # not a member: the course does not exist
+    assert browser.get(f"/courses/{seeded}/grades.csv").status_code == 404
+    assert browser.post("/courses", data={"name": "Mine", "csrf_token": token}).status_code == 403
+    wrong = browser.post("/courses/join", data={"code": "NOPE1234", "csrf_token": token})
+    assert wrong.status_code == 400
+    assert "no course has that join code" in wrong.text
+
+    browser.cookies.clear()
+    token = sign_in(browser, "ada")
+    refused = browser.post(
+        f"/courses/{seeded}/assignments", data={"problem": "optax-multisteps", "csrf_token": token}
+    )
+    assert refused.status_code == 403
