@@ -75,15 +75,20 @@ def claim(session: Session, *, worker: str, lease_seconds: int) -> Submission | 
     return None
 
 
+def _held_by(submission_id: int, worker: str) -> ColumnElement[bool]:
+    """The submission is running under `worker`'s lease."""
+    return and_(
+        Submission.id == submission_id,
+        Submission.lease_owner == worker,
+        Submission.status == "running",
+    )
+
+
 def renew(session: Session, *, submission_id: int, worker: str, lease_seconds: int) -> bool:
     """Extend the lease; False if it was lost (then the result must be dropped)."""
     statement = (
         update(Submission)
-        .where(
-            Submission.id == submission_id,
-            Submission.lease_owner == worker,
-            Submission.status == "running",
-        )
+        .where(_held_by(submission_id, worker))
         .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
     )
     return _rows(session, statement) == 1
@@ -101,11 +106,7 @@ def complete(
     """Record the result if `worker` still holds the lease; exactly one result per submission."""
     statement = (
         update(Submission)
-        .where(
-            Submission.id == submission_id,
-            Submission.lease_owner == worker,
-            Submission.status == "running",
-        )
+        .where(_held_by(submission_id, worker))
         .values(
             status="done",
             verdict=verdict,
