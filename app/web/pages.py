@@ -250,6 +250,11 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
     problem = _problem_or_404(slug)
     samples = _sample_views(problem)
     signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+    # The learner's submits for this problem give its status too: no second query.
+    history = _history(session, user, slug)
+    verdicts = {row["submission"].verdict for row in history}
+    status_text = "solved" if "accepted" in verdicts else "attempted" if history else "unseen"
+    revealed = crud.hints_revealed(session=session, user=user, problem=slug)
     return page(
         request,
         "problem.html",
@@ -259,13 +264,8 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
         signature=signature,
         samples=samples,
         hint_count=len(problem.hints),
-        hints=[
-            render_markdown(h)
-            for h in problem.hints[: crud.hints_revealed(session=session, user=user, problem=slug)]
-        ],
-        status=_statuses(session, user).get(slug, "unseen"),
-        history=_history(session, user, slug),
-        unlocked=_walkthrough(problem)
-        if crud.has_solved(session=session, user=user, problem=slug)
-        else None,
+        hints=[render_markdown(h) for h in problem.hints[:revealed]],
+        status=status_text,
+        history=history,
+        unlocked=_walkthrough(problem) if status_text == "solved" else None,
     )
