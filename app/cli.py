@@ -1,4 +1,4 @@
-"""The platform's commands: serve, worker, users, tokens, submit (registered into `jaxjudge`)."""
+"""The platform's commands: serve, worker, sync, publish, users, tokens, submit (registered into `jaxjudge`)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,38 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
     workers.stop()
+    return EXIT_OK
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from app import catalog
+    from app.core.db import migrate, session_scope
+
+    migrate()
+    with session_scope() as session:
+        report = catalog.sync(session, publish=args.publish)
+        for line in report.lines():
+            print(line)
+    return EXIT_FAILED if report.invalid else EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from app import catalog
+    from app.core.db import migrate, session_scope
+
+    migrate()
+    with session_scope() as session:
+        version = (
+            catalog.version_by_number(session, args.slug, args.version)
+            if args.version
+            else catalog.versions(session, args.slug)[0]
+            if catalog.versions(session, args.slug)
+            else None
+        )
+        if version is None:
+            raise CommandError(f"no such version of {args.slug!r}; run `jaxjudge sync` first")
+        catalog.publish(session, version=version)
+        print(f"published {version.slug} v{version.number} ({version.content_hash[:12]})")
     return EXIT_OK
 
 
@@ -153,6 +185,21 @@ def register(commands: Any) -> None:
     )
     worker.add_argument("--threads", type=int, default=2)
     worker.set_defaults(handler=cmd_worker)
+
+    sync = commands.add_parser(
+        "sync", help="record changed problem folders as new versions in the database"
+    )
+    sync.add_argument(
+        "--publish", action="store_true", help="also make each problem's newest version live"
+    )
+    sync.set_defaults(handler=cmd_sync)
+
+    publish = commands.add_parser("publish", help="make a problem version the one learners get")
+    publish.add_argument("slug")
+    publish.add_argument(
+        "--version", type=int, default=None, help="version number (default: newest)"
+    )
+    publish.set_defaults(handler=cmd_publish)
 
     users = commands.add_parser("users", help="manage users").add_subparsers(
         dest="users_command", required=True

@@ -63,13 +63,22 @@ def queued_count(*, session: Session, user_id: int) -> int:
 
 
 def create_submission(
-    *, session: Session, user: User, problem: str, code: str, mode: str, max_queued: int
+    *,
+    session: Session,
+    user: User,
+    problem: str,
+    code: str,
+    mode: str,
+    max_queued: int,
+    version_id: int | None = None,
 ) -> Submission:
     if queued_count(session=session, user_id=user.id) >= max_queued:
         raise CrudError(
             f"you already have {max_queued} submissions waiting; wait for one to finish"
         )
-    submission = Submission(user_id=user.id, problem=problem, code=code, mode=mode)
+    submission = Submission(
+        user_id=user.id, problem=problem, code=code, mode=mode, problem_version_id=version_id
+    )
     session.add(submission)
     session.flush()
     return submission

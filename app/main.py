@@ -15,9 +15,10 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
 
+from app import catalog
 from app.api.routes import problems, submissions
 from app.core.config import PROJECT_ROOT, settings
-from app.core.db import engine, migrate
+from app.core.db import engine, migrate, session_scope
 from app.core.sessions import secret_key
 from app.web import courses as course_pages
 from app.web import pages
@@ -26,22 +27,31 @@ from app.worker import EmbeddedWorkers
 log = logging.getLogger("jaxjudge.requests")
 
 
-def _prepare_problems() -> None:
-    """Trusted runs of every reference: expected outputs and the compilation cache."""
-    from grader import expected
-    from grader.problem import load_problem, problem_folders
+def _sync_problems() -> None:
+    """Record changed problem folders as versions (the live ones stay live)."""
+    with session_scope() as session:
+        for line in catalog.sync(session).lines():
+            logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 
-    for folder in problem_folders():
+
+def _prepare_problems() -> None:
+    """Trusted runs of every live reference: expected outputs and the compilation cache."""
+    from grader import expected
+
+    with session_scope() as session:
+        live = catalog.live_problems(session)
+    for _version, problem in live:
         try:
-            expected.load_or_compute(load_problem(folder))
+            expected.load_or_compute(problem)
         except Exception:
-            logging.getLogger("jaxjudge").exception("preparing %s failed", folder.name)
+            logging.getLogger("jaxjudge").exception("preparing %s failed", problem.slug)
 
 
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         migrate()
+        _sync_problems()
         if prepare:
             threading.Thread(target=_prepare_problems, name="jaxjudge-prepare", daemon=True).start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None

@@ -64,6 +64,10 @@ class Submission(Base):
     verdict: Mapped[str | None] = mapped_column(String(32), default=None)
     score: Mapped[float | None] = mapped_column(default=None)
     result_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # The problem version it was (or will be) graded against; null before versioning.
+    problem_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("problem_versions.id"), default=None
+    )
 
 
 class HintReveal(Base):
@@ -109,3 +113,90 @@ class Assignment(Base):
     due_at: Mapped[datetime | None] = mapped_column(
         default=None
     )  # UTC; late work is marked, not refused
+
+
+class ProblemVersion(Base):
+    """One snapshot of a problem folder and its reference, by content hash."""
+
+    __tablename__ = "problem_versions"
+    __table_args__ = (UniqueConstraint("slug", "number"), UniqueConstraint("slug", "content_hash"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(100), index=True)
+    number: Mapped[int]  # 1, 2, ... per problem
+    content_hash: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(120))
+    files_json: Mapped[str] = mapped_column(Text)  # grader.snapshot.encode
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    check_status: Mapped[str] = mapped_column(String(16), default="unchecked")
+    # unchecked | running | passed | failed
+    check_json: Mapped[str | None] = mapped_column(Text, default=None)
+    checked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class ProblemRecord(Base):
+    """A problem the platform knows, and which of its versions learners get."""
+
+    __tablename__ = "problems"
+
+    slug: Mapped[str] = mapped_column(String(100), primary_key=True)
+    live_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("problem_versions.id"), default=None
+    )
+    published_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class PastVerdict(Base):
+    """A verdict a regrade replaced, kept with the version that produced it."""
+
+    __tablename__ = "past_verdicts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    problem_version_id: Mapped[int | None] = mapped_column(ForeignKey("problem_versions.id"))
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    score: Mapped[float | None]
+    result_json: Mapped[str | None] = mapped_column(Text)
+    replaced_at: Mapped[datetime] = mapped_column(default=utcnow)
+    regrade_id: Mapped[int | None] = mapped_column(ForeignKey("regrades.id"), default=None)
+
+
+class Regrade(Base):
+    """A course's submissions for one problem, re-run against a chosen version."""
+
+    __tablename__ = "regrades"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
+    problem: Mapped[str] = mapped_column(String(100))
+    version_id: Mapped[int] = mapped_column(ForeignKey("problem_versions.id"))
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    # running | ready | applied | discarded
+    decided_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class RegradeItem(Base):
+    """One submission in a regrade: its verdict then, and what the new version says."""
+
+    __tablename__ = "regrade_items"
+    __table_args__ = (
+        UniqueConstraint("regrade_id", "submission_id"),
+        Index("ix_regrade_items_claim", "status", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(8), default="queued")  # queued | running | done
+    lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    attempts: Mapped[int] = mapped_column(default=0)
+    old_verdict: Mapped[str | None] = mapped_column(String(32))
+    old_score: Mapped[float | None]
+    new_verdict: Mapped[str | None] = mapped_column(String(32), default=None)
+    new_score: Mapped[float | None] = mapped_column(default=None)
+    new_result_json: Mapped[str | None] = mapped_column(Text, default=None)

@@ -10,17 +10,20 @@ lease moved on is never recorded twice.
 
 Claimable: queued, or running with an expired lease; and its user has no
 other submission running under a live lease (one at a time per learner).
+Regrade items (`regrade_items`) are leased the same way; workers take them
+only when no submission is waiting, so a regrade never delays learners.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, CursorResult, and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from app.models import Submission, utcnow
+from app.models import RegradeItem, Submission, utcnow
 
 MAX_ATTEMPTS = 3
 
@@ -34,6 +37,21 @@ def _rows(session: Session, statement: Any) -> int:
     return result.rowcount
 
 
+Leased = type[Submission] | type[RegradeItem]
+
+
+@dataclass(frozen=True)
+class GradingJob:
+    """What a worker needs to grade one claimed row."""
+
+    id: int  # the submission's, or the regrade item's
+    slug: str
+    version_id: int | None  # None: submitted before problems had versions (grade the live one)
+    code: str
+    mode: str  # run | submit
+    attempts: int
+
+
 def _claimable(now: datetime) -> ColumnElement[bool]:
     other = aliased(Submission)
     busy_user = exists().where(
@@ -42,54 +60,104 @@ def _claimable(now: datetime) -> ColumnElement[bool]:
         other.status == "running",
         other.lease_expires_at > now,
     )
-    return and_(
-        or_(
-            Submission.status == "queued",
-            and_(Submission.status == "running", Submission.lease_expires_at <= now),
-        ),
-        ~busy_user,
+    return and_(_free(Submission, now), ~busy_user)
+
+
+def _free(model: Leased, now: datetime) -> ColumnElement[bool]:
+    return or_(
+        model.status == "queued",
+        and_(model.status == "running", model.lease_expires_at <= now),
     )
+
+
+def _claim(
+    session: Session,
+    model: Leased,
+    condition: ColumnElement[bool],
+    *,
+    worker: str,
+    lease_seconds: int,
+    now: datetime,
+    **values: Any,
+) -> int | None:
+    candidates = select(model.id).where(condition).order_by(model.id).limit(5)
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        candidates = candidates.with_for_update(skip_locked=True)
+    for row_id in session.scalars(candidates).all():
+        won = _rows(
+            session,
+            update(model)
+            .where(model.id == row_id, condition)
+            .values(
+                status="running",
+                lease_owner=worker,
+                lease_expires_at=now + timedelta(seconds=lease_seconds),
+                attempts=model.attempts + 1,
+                **values,
+            ),
+        )
+        if won == 1:
+            return row_id
+    return None
 
 
 def claim(session: Session, *, worker: str, lease_seconds: int) -> Submission | None:
     """Claim the oldest claimable submission for `worker`, or None."""
     now = utcnow()
-    candidates = select(Submission.id).where(_claimable(now)).order_by(Submission.id).limit(5)
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        candidates = candidates.with_for_update(skip_locked=True)
-    for submission_id in session.scalars(candidates).all():
-        won = _rows(
-            session,
-            update(Submission)
-            .where(Submission.id == submission_id, _claimable(now))
-            .values(
-                status="running",
-                lease_owner=worker,
-                lease_expires_at=now + timedelta(seconds=lease_seconds),
-                started_at=now,
-                attempts=Submission.attempts + 1,
-            ),
-        )
-        if won == 1:
-            return session.get(Submission, submission_id, populate_existing=True)
-    return None
-
-
-def _held_by(submission_id: int, worker: str) -> ColumnElement[bool]:
-    """The submission is running under `worker`'s lease."""
-    return and_(
-        Submission.id == submission_id,
-        Submission.lease_owner == worker,
-        Submission.status == "running",
+    won = _claim(
+        session,
+        Submission,
+        _claimable(now),
+        worker=worker,
+        lease_seconds=lease_seconds,
+        now=now,
+        started_at=now,
     )
+    return None if won is None else session.get(Submission, won, populate_existing=True)
 
 
-def renew(session: Session, *, submission_id: int, worker: str, lease_seconds: int) -> bool:
-    """Extend the lease; False if it was lost (then the result must be dropped)."""
+def claim_regrade_item(session: Session, *, worker: str, lease_seconds: int) -> RegradeItem | None:
+    """Claim the oldest claimable regrade item (workers take these only when idle)."""
+    now = utcnow()
+    won = _claim(
+        session,
+        RegradeItem,
+        _free(RegradeItem, now),
+        worker=worker,
+        lease_seconds=lease_seconds,
+        now=now,
+    )
+    return None if won is None else session.get(RegradeItem, won, populate_existing=True)
+
+
+def _held_by(model: Leased, row_id: int, worker: str) -> ColumnElement[bool]:
+    """The row is running under `worker`'s lease."""
+    return and_(model.id == row_id, model.lease_owner == worker, model.status == "running")
+
+
+def _renew(session: Session, model: Leased, row_id: int, worker: str, lease_seconds: int) -> bool:
     statement = (
-        update(Submission)
-        .where(_held_by(submission_id, worker))
+        update(model)
+        .where(_held_by(model, row_id, worker))
         .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+    )
+    return _rows(session, statement) == 1
+
+
+def renew(session: Session, submission_id: int, *, worker: str, lease_seconds: int) -> bool:
+    """Extend the lease; False if it was lost (then the result must be dropped)."""
+    return _renew(session, Submission, submission_id, worker, lease_seconds)
+
+
+def renew_regrade_item(session: Session, item_id: int, *, worker: str, lease_seconds: int) -> bool:
+    return _renew(session, RegradeItem, item_id, worker, lease_seconds)
+
+
+def _finish(session: Session, model: Leased, row_id: int, worker: str, **values: Any) -> bool:
+    statement = (
+        update(model)
+        .where(_held_by(model, row_id, worker))
+        .values(status="done", lease_owner=None, lease_expires_at=None, **values)
     )
     return _rows(session, statement) == 1
 
@@ -104,20 +172,30 @@ def complete(
     result_json: str,
 ) -> bool:
     """Record the result if `worker` still holds the lease; exactly one result per submission."""
-    statement = (
-        update(Submission)
-        .where(_held_by(submission_id, worker))
-        .values(
-            status="done",
-            verdict=verdict,
-            score=score,
-            result_json=result_json,
-            finished_at=utcnow(),
-            lease_owner=None,
-            lease_expires_at=None,
-        )
+    return _finish(
+        session,
+        Submission,
+        submission_id,
+        worker,
+        verdict=verdict,
+        score=score,
+        result_json=result_json,
+        finished_at=utcnow(),
     )
-    return _rows(session, statement) == 1
+
+
+def complete_regrade_item(
+    session: Session, *, item_id: int, worker: str, verdict: str, score: float, result_json: str
+) -> bool:
+    return _finish(
+        session,
+        RegradeItem,
+        item_id,
+        worker,
+        new_verdict=verdict,
+        new_score=score,
+        new_result_json=result_json,
+    )
 
 
 def queue_position(session: Session, submission: Submission) -> int:

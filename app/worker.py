@@ -16,13 +16,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from app import queue
+from app import catalog, queue, regrades
 from app.core.config import settings
 from app.core.db import session_scope
+from app.models import ProblemVersion
 from grader.devices import NoDeviceError, device_for
 from grader.grade import Mode, grade
 from grader.pool import WarmPool
-from grader.problem import Problem, find_problem, load_problem
+from grader.problem import Problem
 from grader.report import GradeReport
 from grader.verdicts import Verdict
 
@@ -79,7 +80,6 @@ class EmbeddedWorkers:
         self.poll_seconds = poll_seconds
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._problems: dict[str, Problem] = {}
 
     def start(self) -> None:
         if isinstance(self.grader, PoolGrader):
@@ -103,47 +103,79 @@ class EmbeddedWorkers:
         if callable(close):
             close()
 
-    def _problem(self, slug: str) -> Problem | None:
-        if slug not in self._problems:
-            folder = find_problem(slug)
-            if folder is None:
-                return None
-            self._problems[slug] = load_problem(folder)
-        return self._problems[slug]
-
     def _loop(self, worker: str) -> None:
         while not self._stop.is_set():
             try:
-                with session_scope() as session:
-                    claimed = queue.claim(
-                        session, worker=worker, lease_seconds=settings.lease_seconds
-                    )
-                    job = (
-                        (claimed.id, claimed.problem, claimed.code, claimed.mode, claimed.attempts)
-                        if claimed
-                        else None
-                    )
-                if job is None:
+                if not self.work_once(worker):
                     self._stop.wait(self.poll_seconds)
-                    continue
-                self._grade(worker, *job)
             except Exception:
                 log.exception("worker %s: unexpected error; continuing", worker)
                 self._stop.wait(self.poll_seconds)
 
-    def _grade(
-        self, worker: str, submission_id: int, slug: str, code: str, mode: str, attempts: int
-    ) -> None:
+    def work_once(self, worker: str) -> bool:
+        """Grade one waiting submission or, with none waiting, one regrade item."""
+        return self._one_submission(worker) or self._one_regrade_item(worker)
+
+    def _one_submission(self, worker: str) -> bool:
+        with session_scope() as session:
+            claimed = queue.claim(session, worker=worker, lease_seconds=settings.lease_seconds)
+            if claimed is None:
+                return False
+            job = queue.GradingJob(
+                claimed.id,
+                claimed.problem,
+                claimed.problem_version_id,
+                claimed.code,
+                claimed.mode,
+                claimed.attempts,
+            )
+        self._grade(worker, job)
+        return True
+
+    def _one_regrade_item(self, worker: str) -> bool:
+        """Re-run one submission of a regrade against the regrade's version."""
+        with session_scope() as session:
+            item = queue.claim_regrade_item(
+                session, worker=worker, lease_seconds=settings.lease_seconds
+            )
+            if item is None:
+                return False
+            job = regrades.job_for(session, item)
+        result = self._leased(job.id, worker, queue.renew_regrade_item, lambda: self._result(job))
+        with session_scope() as session:
+            recorded = queue.complete_regrade_item(
+                session,
+                item_id=job.id,
+                worker=worker,
+                verdict=result["verdict"],
+                score=float(result["score"]),
+                result_json=json.dumps(result, allow_nan=False),
+            )
+            if recorded:
+                regrades.finish_if_complete(session, item_id=job.id)
+        return True
+
+    def _leased(
+        self,
+        row_id: int,
+        worker: str,
+        renew: Callable[..., bool],
+        work: Callable[[], dict[str, Any]],
+    ) -> dict[str, Any]:
         renewing = threading.Event()
         keeper = threading.Thread(
-            target=self._keep_lease, args=(submission_id, worker, renewing), daemon=True
+            target=self._keep_lease, args=(row_id, worker, renewing, renew), daemon=True
         )
         keeper.start()
         try:
-            result = self._result(slug, code, mode, attempts)
+            return work()
         finally:
             renewing.set()
             keeper.join()
+
+    def _grade(self, worker: str, job: queue.GradingJob) -> None:
+        submission_id = job.id
+        result = self._leased(submission_id, worker, queue.renew, lambda: self._result(job))
         with session_scope() as session:
             recorded = queue.complete(
                 session,
@@ -160,16 +192,17 @@ class EmbeddedWorkers:
             "" if recorded else " (lease lost: dropped)",
         )
 
-    def _result(self, slug: str, code: str, mode: str, attempts: int) -> dict[str, Any]:
-        if attempts > queue.MAX_ATTEMPTS:
+    def _result(self, job: queue.GradingJob) -> dict[str, Any]:
+        slug, code, mode = job.slug, job.code, job.mode
+        if job.attempts > queue.MAX_ATTEMPTS:
             return _failure(
                 slug,
                 mode,
                 "Grading failed repeatedly on this submission; please contact the course staff.",
             )
-        problem = self._problem(slug)
+        problem = _problem(slug, job.version_id)
         if problem is None:
-            return _failure(slug, mode, f"The problem {slug!r} no longer exists.")
+            return _failure(slug, mode, f"The problem {slug!r} is not published.")
         try:
             device = device_for(problem.config.device)
         except NoDeviceError as error:
@@ -184,14 +217,22 @@ class EmbeddedWorkers:
                 slug, mode, f"The grader failed: {type(error).__name__}. Please try again."
             )
 
-    def _keep_lease(self, submission_id: int, worker: str, done: threading.Event) -> None:
+    def _keep_lease(
+        self, row_id: int, worker: str, done: threading.Event, renew: Callable[..., bool]
+    ) -> None:
         while not done.wait(settings.lease_seconds / 3):
             with session_scope() as session:
-                if not queue.renew(
-                    session,
-                    submission_id=submission_id,
-                    worker=worker,
-                    lease_seconds=settings.lease_seconds,
-                ):
-                    log.warning("submission %s: lease lost", submission_id)
+                if not renew(session, row_id, worker=worker, lease_seconds=settings.lease_seconds):
+                    log.warning("%s %s: lease lost", renew.__name__, row_id)
                     return
+
+
+def _problem(slug: str, version_id: int | None) -> Problem | None:
+    """The version a submission names; the live one for submissions made before versioning."""
+    with session_scope() as session:
+        version = (
+            session.get(ProblemVersion, version_id)
+            if version_id is not None
+            else catalog.live_version(session, slug)
+        )
+        return None if version is None else catalog.problem_of(version)

@@ -74,6 +74,13 @@ class Settings(BaseSettings):
     max_queued_per_user: int = Field(
         5, ge=1, description="Submissions one user may have waiting at once."
     )
+    publish_new_problems: bool = Field(
+        True,
+        description=(
+            "Sync publishes a problem's first version at once (learners have seen nothing of it). "
+            "Set false to make new problems wait, like changed ones, for a publish after preview."
+        ),
+    )
 
     @property
     def database(self) -> str:
@@ -89,6 +96,11 @@ class Settings(BaseSettings):
     @property
     def expected_cache_dir(self) -> Path:
         return self.data_dir / "cache" / "expected"
+
+    @property
+    def versions_dir(self) -> Path:
+        """Materialised problem versions, one folder per content hash."""
+        return self.data_dir / "versions"
 
     @property
     def max_result_frame_bytes(self) -> int:

@@ -8,12 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import courses, crud
+from app import catalog, courses, crud
 from app.api.deps import SessionDep
 from app.core.sessions import check_csrf
 from app.models import Course, User
 from app.web.pages import page, signed_in_user
-from grader.problem import find_problem, load_problem, problem_folders
 
 router = APIRouter(include_in_schema=False)
 
@@ -100,7 +99,7 @@ def course_page(course_id: int, request: Request, session: SessionDep) -> Respon
     user = _user(request, session)
     course, role = _course(session, course_id, user)
     assignments = courses.assignments_of(session=session, course=course)
-    titles = {folder.name: load_problem(folder).config.title for folder in problem_folders()}
+    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
     matrix = courses.grade_matrix(session=session, course=course) if role == "instructor" else None
     return page(
         request,
@@ -125,7 +124,7 @@ def assign_problem(
 ) -> Response:
     check_csrf(request, csrf)
     course = _instructor_course(session, course_id, _user(request, session))
-    if find_problem(problem) is None:
+    if catalog.live_version(session, problem) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {problem!r}.")
     try:
         due_at = datetime.fromisoformat(due) if due.strip() else None

@@ -10,14 +10,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from app import crud
+from app import catalog, crud
 from app.api.deps import SessionDep
 from app.core.config import PROJECT_ROOT
 from app.core.markdown import highlight_css, render_markdown
 from app.core.security import verify_password
 from app.core.sessions import check_csrf, csrf_token, throttle
 from app.models import Submission, User
-from grader.problem import Problem, find_problem, load_problem, problem_folders
+from grader.problem import Problem
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
@@ -169,21 +169,18 @@ def problem_list(request: Request, session: SessionDep) -> Response:
     user = signed_in_user(request, session)
     if user is None:
         return _to_sign_in(request)
-    problems = sorted(
-        (load_problem(f) for f in problem_folders()),
-        key=lambda p: (p.config.track, p.config.position),
-    )
+    problems = [problem for _version, problem in catalog.live_problems(session)]
     tracks: dict[str, list[Problem]] = {}
     for problem in problems:
         tracks.setdefault(problem.config.track, []).append(problem)
     return page(request, "problems.html", user, tracks=tracks, statuses=_statuses(session, user))
 
 
-def _problem_or_404(slug: str) -> Problem:
-    folder = find_problem(slug)
-    if folder is None:
+def _problem_or_404(session: SessionDep, slug: str) -> Problem:
+    live = catalog.live_problem(session, slug)
+    if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No problem {slug!r}.")
-    return load_problem(folder)
+    return live[1]
 
 
 def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]:
@@ -218,7 +215,7 @@ def history_fragment(slug: str, request: Request, session: SessionDep) -> Respon
     user = signed_in_user(request, session)
     if user is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
-    _problem_or_404(slug)
+    _problem_or_404(session, slug)
     return page(request, "_history.html", user, history=_history(session, user, slug))
 
 
@@ -227,7 +224,7 @@ def walkthrough_fragment(slug: str, request: Request, session: SessionDep) -> Re
     user = signed_in_user(request, session)
     if user is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
-    problem = _problem_or_404(slug)
+    problem = _problem_or_404(session, slug)
     if not crud.has_solved(session=session, user=user, problem=slug):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "The walkthrough unlocks after an accepted submission."
@@ -247,7 +244,7 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
     user = signed_in_user(request, session)
     if user is None:
         return _to_sign_in(request)
-    problem = _problem_or_404(slug)
+    problem = _problem_or_404(session, slug)
     samples = _sample_views(problem)
     signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
     # The learner's submits for this problem give its status too: no second query.

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
-from app import crud, queue
+from app import catalog, crud, queue
 from app.api.deps import CurrentUser, SessionDep
 from app.core.config import settings
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
-from grader.problem import find_problem
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -17,7 +16,8 @@ def create_submission(
     body: SubmissionCreate, user: CurrentUser, session: SessionDep
 ) -> SubmissionCreated:
     """Store the submission and queue it; grading happens in a worker."""
-    if find_problem(body.problem) is None:
+    live = catalog.live_version(session, body.problem)
+    if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
     size = len(body.code.encode())
     if size > settings.max_source_bytes:
@@ -32,6 +32,7 @@ def create_submission(
             problem=body.problem,
             code=body.code,
             mode=body.mode,
+            version_id=live.id,
             max_queued=settings.max_queued_per_user,
         )
     except crud.CrudError as error:

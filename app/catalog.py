@@ -1,0 +1,180 @@
+"""The problem catalog: versions synced from `problems/`, and which one is live.
+
+`sync` snapshots each problem folder (with its reference) by content hash; a
+changed folder becomes a new version. Learners get a problem's *live* version:
+a new version waits for an author to publish it (after the preview and the
+check report), so editing a folder on disk never changes what learners are
+graded against by surprise. A problem's first version is published at once
+unless `JAXJUDGE_PUBLISH_NEW_PROBLEMS=false`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.core.config import settings
+from app.models import ProblemRecord, ProblemVersion, utcnow
+from grader import snapshot
+from grader.errors import ProblemError
+from grader.problem import Problem, load_problem, problem_folders
+
+
+class CatalogError(ValueError):
+    """A catalog request that cannot be carried out, with a message for people."""
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)  # "slug v3"
+    unchanged: list[str] = field(default_factory=list)
+    published: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # "slug: why"
+
+    def lines(self) -> list[str]:
+        out = [f"new version: {entry}" for entry in self.added]
+        out += [f"published: {entry}" for entry in self.published]
+        out += [f"invalid, not synced: {entry}" for entry in self.invalid]
+        out.append(f"{len(self.unchanged)} unchanged")
+        return out
+
+
+def sync(
+    session: Session,
+    *,
+    problems_dir: Path | None = None,
+    reference_dir: Path | None = None,
+    publish: bool = False,
+) -> SyncReport:
+    """Record a version for every changed problem folder; publish new problems
+    (setting) or, with ``publish``, every problem's newest version."""
+    report = SyncReport()
+    for folder in problem_folders(problems_dir):
+        try:
+            problem = load_problem(folder, reference_dir)
+        except ProblemError as error:
+            report.invalid.append(f"{folder.name}: {error}")
+            continue
+        files = snapshot.take(problem)
+        digest = snapshot.content_hash(files)
+        version = session.scalar(
+            select(ProblemVersion).where(
+                ProblemVersion.slug == problem.slug, ProblemVersion.content_hash == digest
+            )
+        )
+        if version is None:
+            number = 1 + (
+                session.scalar(
+                    select(func.max(ProblemVersion.number)).where(
+                        ProblemVersion.slug == problem.slug
+                    )
+                )
+                or 0
+            )
+            version = ProblemVersion(
+                slug=problem.slug,
+                number=number,
+                content_hash=digest,
+                title=problem.config.title,
+                files_json=snapshot.encode(files),
+            )
+            session.add(version)
+            session.flush()
+            report.added.append(f"{problem.slug} v{number}")
+        else:
+            report.unchanged.append(problem.slug)
+        record = session.get(ProblemRecord, problem.slug)
+        if record is None:
+            record = ProblemRecord(slug=problem.slug)
+            session.add(record)
+        first = record.live_version_id is None and settings.publish_new_problems
+        if (publish or first) and record.live_version_id != newest(session, problem.slug).id:
+            _make_live(record, newest(session, problem.slug))
+            report.published.append(f"{problem.slug} v{newest(session, problem.slug).number}")
+    session.flush()
+    return report
+
+
+def newest(session: Session, slug: str) -> ProblemVersion:
+    version = session.scalar(
+        select(ProblemVersion)
+        .where(ProblemVersion.slug == slug)
+        .order_by(ProblemVersion.number.desc())
+        .limit(1)
+    )
+    if version is None:
+        raise CatalogError(f"no versions of {slug!r}; run `jaxjudge sync`")
+    return version
+
+
+def _make_live(record: ProblemRecord, version: ProblemVersion) -> None:
+    record.live_version_id = version.id
+    record.published_at = utcnow()
+
+
+def publish(session: Session, *, version: ProblemVersion) -> None:
+    record = session.get(ProblemRecord, version.slug)
+    if record is None:
+        record = ProblemRecord(slug=version.slug)
+        session.add(record)
+    _make_live(record, version)
+    session.flush()
+
+
+def versions(session: Session, slug: str) -> list[ProblemVersion]:
+    return list(
+        session.scalars(
+            select(ProblemVersion)
+            .where(ProblemVersion.slug == slug)
+            .order_by(ProblemVersion.number.desc())
+        )
+    )
+
+
+def version_by_number(session: Session, slug: str, number: int) -> ProblemVersion | None:
+    return session.scalar(
+        select(ProblemVersion).where(ProblemVersion.slug == slug, ProblemVersion.number == number)
+    )
+
+
+def live_version(session: Session, slug: str) -> ProblemVersion | None:
+    record = session.get(ProblemRecord, slug)
+    if record is None or record.live_version_id is None:
+        return None
+    return session.get(ProblemVersion, record.live_version_id)
+
+
+_loaded: dict[str, Problem] = {}
+_loaded_lock = threading.Lock()
+
+
+def problem_of(version: ProblemVersion) -> Problem:
+    """The version's files, materialised once per content hash and loaded once per process."""
+    key = str(settings.versions_dir / version.content_hash)
+    with _loaded_lock:
+        problem = _loaded.get(key)
+        if problem is None or not problem.folder.is_dir():
+            files = snapshot.decode(version.files_json)
+            problem = snapshot.materialise(version.slug, files, settings.versions_dir)
+            _loaded[key] = problem
+        return problem
+
+
+def live_problem(session: Session, slug: str) -> tuple[ProblemVersion, Problem] | None:
+    version = live_version(session, slug)
+    return None if version is None else (version, problem_of(version))
+
+
+def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
+    """Every published problem, by track and position."""
+    rows = session.scalars(
+        select(ProblemVersion).join(
+            ProblemRecord, ProblemRecord.live_version_id == ProblemVersion.id
+        )
+    )
+    loaded = [(version, problem_of(version)) for version in rows]
+    return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))
