@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import secrets
 import statistics
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.crud import CrudError
-from app.models import Assignment, Course, CourseMember, Submission, User
+from app.models import Assignment, Course, CourseMember, ProblemVersion, Submission, User
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 STAFF_ROLES = ("instructor", "admin")
@@ -120,10 +121,31 @@ class Matrix:
 
     _attempts_to_solve: dict[tuple[int, str], int] = field(default_factory=dict)
 
+    def solved_count(self, learner: User) -> int:
+        return sum(
+            1 for a in self.problems if self.cell(learner, a.problem).first_accepted_at is not None
+        )
 
-def grade_matrix(*, session: Session, course: Course) -> Matrix:
-    problems = assignments_of(session=session, course=course)
-    learners = list(
+    def rows(self, *, sort: str = "name", query: str = "", show: str = "all") -> list[User]:
+        """Learners filtered by name and by ``show`` (all | unsolved | late), then sorted by
+        name, by problems solved (``solved``), or by one problem's score (its slug)."""
+        picked = [u for u in self.learners if query.strip().lower() in u.name.lower()]
+        if show == "unsolved":
+            picked = [u for u in picked if self.solved_count(u) < len(self.problems)]
+        elif show == "late":
+            picked = [u for u in picked if any(self.cell(u, a.problem).late for a in self.problems)]
+        if sort == "solved":
+            return sorted(picked, key=lambda u: (-self.solved_count(u), u.name))
+        if sort in {a.problem for a in self.problems}:
+            return sorted(
+                picked,
+                key=lambda u: (-self.cell(u, sort).best_score, self.cell(u, sort).attempts, u.name),
+            )
+        return picked  # already by name
+
+
+def learners_of(*, session: Session, course: Course) -> list[User]:
+    return list(
         session.scalars(
             select(User)
             .join(CourseMember, CourseMember.user_id == User.id)
@@ -131,6 +153,11 @@ def grade_matrix(*, session: Session, course: Course) -> Matrix:
             .order_by(User.name)
         )
     )
+
+
+def grade_matrix(*, session: Session, course: Course) -> Matrix:
+    problems = assignments_of(session=session, course=course)
+    learners = learners_of(session=session, course=course)
     matrix = Matrix(problems=problems, learners=learners)
     due = {a.problem: a.due_at for a in problems}
     submissions = session.scalars(
@@ -187,4 +214,77 @@ def matrix_csv(matrix: Matrix) -> str:
             cell = matrix.cell(learner, assignment.problem)
             row += [f"{cell.best_score:.2f}", "yes" if cell.late else "no"]
         writer.writerow(row)
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    submission: Submission
+    late: bool
+    version: int | None
+
+
+def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
+    """A learner's submits on the course's assigned problems, newest first."""
+    due = {a.problem: a.due_at for a in assignments_of(session=session, course=course)}
+    rows = session.execute(
+        select(Submission, ProblemVersion.number)
+        .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .where(
+            Submission.user_id == learner.id,
+            Submission.problem.in_(list(due)),
+            Submission.mode == "submit",
+        )
+        .order_by(Submission.id.desc())
+    )
+    entries = []
+    for submission, number in rows:
+        deadline = due.get(submission.problem)
+        late = deadline is not None and submission.created_at > deadline
+        entries.append(TimelineEntry(submission=submission, late=late, version=number))
+    return entries
+
+
+SUBMISSION_COLUMNS = (
+    "submission", "learner", "problem", "submitted_at_utc", "late", "status", "verdict",
+    "score", "problem_version", "diagnosis", "code",
+)  # fmt: skip
+
+
+def submissions_csv(*, session: Session, course: Course) -> str:
+    """Every submit of the course's learners on its assigned problems, oldest first."""
+    due = {a.problem: a.due_at for a in assignments_of(session=session, course=course)}
+    learners = learners_of(session=session, course=course)
+    names = {learner.id: learner.name for learner in learners}
+    rows = session.execute(
+        select(Submission, ProblemVersion.number)
+        .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .where(
+            Submission.user_id.in_(list(names)),
+            Submission.problem.in_(list(due)),
+            Submission.mode == "submit",
+        )
+        .order_by(Submission.id)
+    )
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(SUBMISSION_COLUMNS)
+    for submission, number in rows:
+        deadline = due.get(submission.problem)
+        result = json.loads(submission.result_json) if submission.result_json else {}
+        writer.writerow(
+            [
+                submission.id,
+                _safe(names[submission.user_id]),
+                submission.problem,
+                submission.created_at.isoformat(timespec="seconds"),
+                "yes" if deadline is not None and submission.created_at > deadline else "no",
+                submission.status,
+                submission.verdict or "",
+                "" if submission.score is None else f"{submission.score:.2f}",
+                "" if number is None else number,
+                _safe(result.get("diagnosis") or ""),
+                _safe(submission.code),
+            ]
+        )
     return out.getvalue()

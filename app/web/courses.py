@@ -1,4 +1,4 @@
-"""Course pages: list, create, join, the instructor's dashboard and its CSV export."""
+"""Course pages: list, create, join, the instructor's dashboard and its CSV exports."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from app.web.pages import page, signed_in_user
 router = APIRouter(include_in_schema=False)
 
 
-def _user(request: Request, session: SessionDep) -> User:
+def required_user(request: Request, session: SessionDep) -> User:
     user = signed_in_user(request, session)
     if user is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
@@ -32,7 +32,7 @@ def _course(session: SessionDep, course_id: int, user: User) -> tuple[Course, st
     return course, role
 
 
-def _instructor_course(session: SessionDep, course_id: int, user: User) -> Course:
+def instructor_course(session: SessionDep, course_id: int, user: User) -> Course:
     course, role = _course(session, course_id, user)
     if role != "instructor":
         raise HTTPException(
@@ -49,7 +49,7 @@ def _back(course_id: int | None = None) -> RedirectResponse:
 
 @router.get("/courses", response_class=HTMLResponse)
 def course_list(request: Request, session: SessionDep) -> Response:
-    user = _user(request, session)
+    user = required_user(request, session)
     return page(
         request, "courses.html", user, memberships=courses.courses_of(session=session, user=user)
     )
@@ -63,7 +63,7 @@ def create_course(
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
-    user = _user(request, session)
+    user = required_user(request, session)
     try:
         course = courses.create_course(session=session, name=name, instructor=user)
     except crud.CrudError as error:
@@ -79,7 +79,7 @@ def join_course(
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
-    user = _user(request, session)
+    user = required_user(request, session)
     try:
         course = courses.join_course(session=session, code=code, user=user)
     except crud.CrudError as error:
@@ -95,8 +95,15 @@ def join_course(
 
 
 @router.get("/courses/{course_id}", response_class=HTMLResponse)
-def course_page(course_id: int, request: Request, session: SessionDep) -> Response:
-    user = _user(request, session)
+def course_page(
+    course_id: int,
+    request: Request,
+    session: SessionDep,
+    sort: str = "name",
+    q: str = "",
+    show: str = "all",
+) -> Response:
+    user = required_user(request, session)
     course, role = _course(session, course_id, user)
     assignments = courses.assignments_of(session=session, course=course)
     titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
@@ -110,6 +117,8 @@ def course_page(course_id: int, request: Request, session: SessionDep) -> Respon
         assignments=assignments,
         titles=titles,
         matrix=matrix,
+        rows=matrix.rows(sort=sort, query=q, show=show) if matrix else [],
+        view={"sort": sort, "q": q, "show": show},
     )
 
 
@@ -123,7 +132,7 @@ def assign_problem(
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
-    course = _instructor_course(session, course_id, _user(request, session))
+    course = instructor_course(session, course_id, required_user(request, session))
     if catalog.live_version(session, problem) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {problem!r}.")
     try:
@@ -139,9 +148,19 @@ def assign_problem(
 
 @router.get("/courses/{course_id}/grades.csv")
 def grades_csv(course_id: int, request: Request, session: SessionDep) -> Response:
-    course = _instructor_course(session, course_id, _user(request, session))
+    course = instructor_course(session, course_id, required_user(request, session))
     body = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
-    filename = f"grades-course-{course.id}.csv"
+    return csv_response(body, f"grades-course-{course.id}.csv")
+
+
+@router.get("/courses/{course_id}/submissions.csv")
+def submissions_csv(course_id: int, request: Request, session: SessionDep) -> Response:
+    course = instructor_course(session, course_id, required_user(request, session))
+    body = courses.submissions_csv(session=session, course=course)
+    return csv_response(body, f"submissions-course-{course.id}.csv")
+
+
+def csv_response(body: str, filename: str) -> Response:
     # A byte-order mark so spreadsheets read the file as UTF-8.
     return Response(
         "\ufeff" + body,

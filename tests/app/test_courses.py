@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -9,7 +12,7 @@ from datetime import datetime
 import pytest
 from fastapi.testclient import TestClient
 
-from app import courses, crud
+from app import analytics, courses, crud
 from app.core.db import session_scope
 from app.core.sessions import throttle
 from app.main import create_app
@@ -18,9 +21,17 @@ from app.models import Course, Submission, User
 DUE = datetime(2026, 11, 1, 12, 0)
 
 
+DIAGNOSIS = "You averaged the micro-batch gradients instead of summing them."
+
+
 def submit(session: object, user: User, problem: str, verdict: str, at: datetime) -> None:
-    row = Submission(user_id=user.id, problem=problem, code="x", mode="submit", status="done", verdict=verdict,
-                     score=1.0 if verdict == "accepted" else 0.0, created_at=at)  # fmt: skip
+    """A graded submit; a wrong one failed hidden case 'h2' with a diagnosis."""
+    result = {"verdict": verdict, "cases": [{"name": "s1", "hidden": False, "verdict": "accepted"},
+              {"name": "h2", "hidden": True, "verdict": verdict}],
+              "diagnosis": None if verdict == "accepted" else DIAGNOSIS}  # fmt: skip
+    row = Submission(user_id=user.id, problem=problem, code=f"# {user.name} at {at}\n", mode="submit",
+                     status="done", verdict=verdict, score=1.0 if verdict == "accepted" else 0.0,
+                     created_at=at, result_json=json.dumps(result))  # fmt: skip
     session.add(row)  # type: ignore[attr-defined]
 
 
@@ -162,3 +173,98 @@ def test_strangers_and_learners_cannot_manage_courses(browser: TestClient, seede
         f"/courses/{seeded}/assignments", data={"problem": "optax-multisteps", "csrf_token": token}
     )
     assert refused.status_code == 403
+
+
+def test_the_matrix_sorts_and_filters(seeded: int) -> None:
+    with session_scope() as session:
+        course = session.get(Course, seeded)
+        assert course is not None
+        matrix = courses.grade_matrix(session=session, course=course)
+
+        def names(**view: str) -> list[str]:
+            return [u.name for u in matrix.rows(**view)]
+
+        assert names() == ["ada", "bob", "cy"]
+        assert names(query="B") == ["bob"]
+        assert names(show="late") == ["bob"]
+        assert names(show="unsolved") == ["ada", "bob", "cy"]  # nobody solved nnx
+        assert names(sort="solved") == ["ada", "bob", "cy"]  # 1, 1, 0 solved; ties by name
+        # By one problem: best score first, then fewer attempts (bob solved in 1, ada in 2).
+        assert names(sort="scan-microbatched-grads") == ["bob", "ada", "cy"]
+
+
+def test_the_dashboard_page_filters_and_links_to_timelines_and_analytics(
+    browser: TestClient, seeded: int
+) -> None:
+    sign_in(browser, "teacher")
+    filtered = browser.get(f"/courses/{seeded}", params={"show": "late"}).text
+    assert "Showing 1 of 3 learners" in filtered
+    assert ">bob</a>" in filtered and ">ada</a>" not in filtered
+    page = browser.get(f"/courses/{seeded}").text
+    assert f"/courses/{seeded}/problems/scan-microbatched-grads" in page
+    assert re.search(rf"/courses/{seeded}/learners/\d+", page)
+
+
+def test_a_learner_timeline_shows_each_submission_with_code_and_verdict(
+    browser: TestClient, seeded: int
+) -> None:
+    with session_scope() as session:
+        ada = crud.user_by_name(session=session, name="ada")
+        assert ada is not None
+        ada_id = ada.id
+    sign_in(browser, "teacher")
+    timeline = browser.get(f"/courses/{seeded}/learners/{ada_id}").text
+    assert timeline.index("2026-10-31") < timeline.index("2026-10-30")  # newest first
+    assert "# ada at 2026-10-30 00:00:00" in timeline  # the code itself
+    assert "wrong answer" in timeline and DIAGNOSIS in timeline
+
+    browser.cookies.clear()
+    sign_in(browser, "bob")  # a learner cannot read another learner's timeline
+    assert browser.get(f"/courses/{seeded}/learners/{ada_id}").status_code == 403
+
+
+def test_problem_analytics_on_the_seeded_course(seeded: int) -> None:
+    with session_scope() as session:
+        course = session.get(Course, seeded)
+        assert course is not None
+        stats = analytics.problem_stats(
+            session=session, course=course, problem="scan-microbatched-grads"
+        )
+    assert (stats.learners, stats.solved, stats.submissions) == (3, 2, 3)
+    # ada solved on 10-31 (2nd attempt), bob on 11-02 (1st); the series fills the gap day.
+    assert [(d.isoformat(), n) for d, n in stats.solved_by_day] == [
+        ("2026-10-31", 1),
+        ("2026-11-01", 1),
+        ("2026-11-02", 2),
+    ]
+    assert stats.attempt_bars()[:2] == [("1", 1), ("2", 1)]
+    assert stats.diagnoses == [(DIAGNOSIS, 1)]
+    assert stats.failing_cases == [("h2 (hidden): wrong answer", 1)]
+
+
+def test_the_analytics_page_draws_charts_and_tables(browser: TestClient, seeded: int) -> None:
+    sign_in(browser, "teacher")
+    page = browser.get(f"/courses/{seeded}/problems/scan-microbatched-grads")
+    assert page.status_code == 200
+    assert page.text.count('<svg class="chart"') == 2
+    assert "2 of 3 learners solved it (67%)" in page.text
+    assert DIAGNOSIS in page.text and "h2 (hidden)" in page.text
+    assert browser.get(f"/courses/{seeded}/problems/optax-multisteps").status_code == 404
+
+
+def test_the_raw_submissions_csv(browser: TestClient, seeded: int) -> None:
+    sign_in(browser, "teacher")
+    response = browser.get(f"/courses/{seeded}/submissions.csv")
+    assert response.status_code == 200 and response.text.startswith("\ufeff")
+    rows = list(csv.reader(io.StringIO(response.text.removeprefix("\ufeff"))))
+    assert rows[0] == list(courses.SUBMISSION_COLUMNS)
+    by_learner = [(r[1], r[2], r[4], r[6], r[9], r[10]) for r in rows[1:]]
+    assert by_learner == [
+        ("ada", "scan-microbatched-grads", "no", "wrong_answer", DIAGNOSIS, "# ada at 2026-10-30 00:00:00\n"),
+        ("ada", "scan-microbatched-grads", "no", "accepted", "", "# ada at 2026-10-31 00:00:00\n"),
+        ("bob", "scan-microbatched-grads", "yes", "accepted", "", "# bob at 2026-11-02 00:00:00\n"),
+        ("bob", "nnx-grad-accumulation", "no", "wrong_answer", DIAGNOSIS, "# bob at 2026-11-02 00:00:00\n"),
+    ]  # fmt: skip
+    browser.cookies.clear()
+    sign_in(browser, "ada")
+    assert browser.get(f"/courses/{seeded}/submissions.csv").status_code == 403

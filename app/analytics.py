@@ -1,0 +1,105 @@
+"""Per-problem analytics of a course: solve rate over time, attempts to solve,
+the most frequent diagnoses and failing cases (all from stored verdicts)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.courses import learners_of
+from app.models import Course, Submission
+
+MOST = 8  # rows in the "most frequent" tables
+
+
+@dataclass
+class ProblemStats:
+    learners: int
+    solved: int = 0
+    submissions: int = 0
+    solved_by_day: list[tuple[date, int]] = field(default_factory=list)  # cumulative
+    attempts_to_solve: Counter[int] = field(default_factory=Counter)
+    diagnoses: list[tuple[str, int]] = field(default_factory=list)
+    failing_cases: list[tuple[str, int]] = field(default_factory=list)
+    verdicts: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def solve_rate(self) -> float:
+        return self.solved / self.learners if self.learners else 0.0
+
+    def attempt_bars(self, cap: int = 6) -> list[tuple[str, int]]:
+        """Learners by attempts to their first acceptance; ``cap`` and more share a bar."""
+        bars = [(str(n), self.attempts_to_solve.get(n, 0)) for n in range(1, cap)]
+        bars.append((f"{cap}+", sum(c for n, c in self.attempts_to_solve.items() if n >= cap)))
+        return bars
+
+    def rate_points(self) -> list[tuple[str, float]]:
+        return [
+            (day.strftime("%m-%d"), count / self.learners if self.learners else 0.0)
+            for day, count in self.solved_by_day
+        ]
+
+
+def _first_failing_case(result: dict[str, object]) -> str | None:
+    cases = result.get("cases")
+    if not isinstance(cases, list):
+        return None
+    for case in cases:
+        if isinstance(case, dict) and case.get("verdict") not in ("accepted", "skipped"):
+            kind = "hidden" if case.get("hidden") else "sample"
+            return f"{case.get('name')} ({kind}): {str(case.get('verdict')).replace('_', ' ')}"
+    return None
+
+
+def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemStats:
+    learners = learners_of(session=session, course=course)
+    stats = ProblemStats(learners=len(learners))
+    rows = session.scalars(
+        select(Submission)
+        .where(
+            Submission.user_id.in_([learner.id for learner in learners]),
+            Submission.problem == problem,
+            Submission.mode == "submit",
+            Submission.status == "done",
+        )
+        .order_by(Submission.id)
+    )
+    attempts: Counter[int] = Counter()
+    first_solved: dict[int, date] = {}
+    diagnoses: Counter[str] = Counter()
+    failing: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    for submission in rows:
+        stats.submissions += 1
+        verdicts[submission.verdict or "unknown"] += 1
+        if submission.user_id in first_solved:
+            continue  # after the first acceptance: not part of "where the class is stuck"
+        attempts[submission.user_id] += 1
+        if submission.verdict == "accepted":
+            first_solved[submission.user_id] = submission.created_at.date()
+            stats.attempts_to_solve[attempts[submission.user_id]] += 1
+            continue
+        result = json.loads(submission.result_json) if submission.result_json else {}
+        if result.get("diagnosis"):
+            diagnoses[str(result["diagnosis"])] += 1
+        case = _first_failing_case(result)
+        if case:
+            failing[case] += 1
+    stats.solved = len(first_solved)
+    stats.diagnoses = diagnoses.most_common(MOST)
+    stats.failing_cases = failing.most_common(MOST)
+    stats.verdicts = verdicts.most_common()
+    if first_solved:
+        day, last = min(first_solved.values()), max(first_solved.values())
+        per_day = Counter(first_solved.values())
+        total = 0
+        while day <= last:
+            total += per_day.get(day, 0)
+            stats.solved_by_day.append((day, total))
+            day += timedelta(days=1)
+    return stats
