@@ -141,6 +141,11 @@ def version_by_number(session: Session, slug: str, number: int) -> ProblemVersio
     )
 
 
+def version_number(session: Session, version_id: int | None) -> int | None:
+    version = session.get(ProblemVersion, version_id) if version_id is not None else None
+    return version.number if version else None
+
+
 def live_version(session: Session, slug: str) -> ProblemVersion | None:
     record = session.get(ProblemRecord, slug)
     if record is None or record.live_version_id is None:

@@ -15,13 +15,14 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import catalog
+from app import authoring, catalog
 from app.api.routes import problems, submissions
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate, session_scope
 from app.core.sessions import secret_key
+from app.web import authoring as authoring_pages
+from app.web import course_insights, pages
 from app.web import courses as course_pages
-from app.web import pages
 from app.worker import EmbeddedWorkers
 
 log = logging.getLogger("jaxjudge.requests")
@@ -30,6 +31,7 @@ log = logging.getLogger("jaxjudge.requests")
 def _sync_problems() -> None:
     """Record changed problem folders as versions (the live ones stay live)."""
     with session_scope() as session:
+        authoring.forget_interrupted_checks(session)
         for line in catalog.sync(session).lines():
             logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 
@@ -74,6 +76,8 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(submissions.router)
     app.include_router(pages.router)
     app.include_router(course_pages.router)
+    app.include_router(course_insights.router)
+    app.include_router(authoring_pages.router)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "app" / "static"), name="static")
     app.add_middleware(
         SessionMiddleware,

@@ -113,7 +113,7 @@ def progress(session: Session, regrade: Regrade) -> tuple[int, int]:
             select(RegradeItem.status, func.count())
             .where(RegradeItem.regrade_id == regrade.id)
             .group_by(RegradeItem.status)
-        ).tuples()
+        ).all()
     )
     return rows.get("done", 0), sum(rows.values())
 
@@ -218,4 +218,4 @@ def past_verdicts(session: Session, submission_id: int) -> list[tuple[PastVerdic
         .where(PastVerdict.submission_id == submission_id)
         .order_by(PastVerdict.id)
     )
-    return [(past, number) for past, number in rows.tuples()]
+    return [(past, number) for past, number in rows]

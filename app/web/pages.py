@@ -59,7 +59,7 @@ def highlight_stylesheet() -> Response:
     )
 
 
-def _sample_views(problem: Problem) -> list[dict[str, Any]]:
+def sample_views(problem: Problem) -> list[dict[str, Any]]:
     """Sample cases with their inputs and expected outputs (public by definition)."""
     from grader import expected
     from grader.report import describe_value, shown_values
@@ -245,7 +245,7 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
     if user is None:
         return _to_sign_in(request)
     problem = _problem_or_404(session, slug)
-    samples = _sample_views(problem)
+    samples = sample_views(problem)
     signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
     # The learner's submits for this problem give its status too: no second query.
     history = _history(session, user, slug)

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from app import catalog
-from app.core.config import settings
+from app.core.config import PROJECT_ROOT, settings
 from app.core.db import migrate, session_scope
+
+BANK_SLUG = "scan-microbatched-grads"
 
 
 @pytest.fixture
@@ -18,3 +21,19 @@ def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     with session_scope() as session:
         catalog.sync(session)
     return url
+
+
+@pytest.fixture
+def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Problems and references in a private folder (one problem, the fast one), synced once:
+    tests edit it freely. Returns the folder holding problems/ and reference_solutions/."""
+    problems, references = tmp_path / "problems", tmp_path / "reference_solutions"
+    shutil.copytree(PROJECT_ROOT / "problems" / BANK_SLUG, problems / BANK_SLUG)
+    references.mkdir()
+    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{BANK_SLUG}.py", references)
+    monkeypatch.setattr(settings, "problems_dir", problems)
+    monkeypatch.setattr(settings, "reference_dir", references)
+    monkeypatch.setattr(settings, "data_dir", tmp_path / "var")
+    with session_scope() as session:
+        catalog.sync(session)
+    return tmp_path

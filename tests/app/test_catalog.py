@@ -8,26 +8,15 @@ from pathlib import Path
 import pytest
 
 from app import catalog
-from app.core.config import PROJECT_ROOT, settings
+from app.core.config import settings
 from app.core.db import session_scope
 from grader import snapshot
-
-SLUG = "scan-microbatched-grads"
+from tests.app.conftest import BANK_SLUG as SLUG
 
 
 @pytest.fixture
-def bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private problems folder with one problem, synced once (version 1, live)."""
-    problems, references = tmp_path / "problems", tmp_path / "reference_solutions"
-    shutil.copytree(PROJECT_ROOT / "problems" / SLUG, problems / SLUG)
-    references.mkdir()
-    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{SLUG}.py", references)
-    monkeypatch.setattr(settings, "problems_dir", problems)
-    monkeypatch.setattr(settings, "reference_dir", references)
-    monkeypatch.setattr(settings, "data_dir", tmp_path / "var")
-    with session_scope() as session:
-        catalog.sync(session)
-    return tmp_path
+def bank(private_bank: Path) -> Path:
+    return private_bank
 
 
 def test_an_unchanged_folder_syncs_to_the_same_version(bank: Path) -> None:

@@ -1,0 +1,67 @@
+"""Authors' checks of a synced version: `jaxjudge check` run in the background on
+the version's snapshot, its report stored with the version for the preview page."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from app import catalog
+from app.core.db import session_scope
+from app.models import ProblemVersion, utcnow
+
+log = logging.getLogger("jaxjudge.authoring")
+_one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per process
+
+
+def request_check(session: Session, *, version: ProblemVersion) -> bool:
+    """Mark the version as being checked and start the check; False if one is running."""
+    if version.check_status == "running":
+        return False
+    version.check_status = "running"
+    session.flush()
+    session.commit()  # the thread must see "running", and the page right after too
+    threading.Thread(
+        target=run_check, args=(version.id,), name=f"jaxjudge-check-{version.id}", daemon=True
+    ).start()
+    return True
+
+
+def run_check(version_id: int) -> None:
+    from grader.check import check_problem, render
+
+    with _one_at_a_time:
+        with session_scope() as session:
+            version = session.get_one(ProblemVersion, version_id)
+            problem = catalog.problem_of(version)
+        try:
+            result = check_problem(problem.folder, problem.reference_path.parent)
+            report = {
+                "ok": result.ok,
+                "errors": result.errors,
+                "notes": result.notes,
+                "timings": result.timings,
+                "text": render(result, verbose=True),
+            }
+        except Exception as error:  # a broken problem must not leave the version "running"
+            log.exception("check of version %s failed", version_id)
+            report = {"ok": False, "errors": [f"the check itself failed: {error!r}"], "notes": [],
+                      "timings": {}, "text": ""}  # fmt: skip
+        with session_scope() as session:
+            version = session.get_one(ProblemVersion, version_id)
+            version.check_status = "passed" if report["ok"] else "failed"
+            version.check_json = json.dumps(report)
+            version.checked_at = utcnow()
+
+
+def forget_interrupted_checks(session: Session) -> None:
+    """At start: a check that was running when the server stopped will never finish."""
+    session.execute(
+        update(ProblemVersion)
+        .where(ProblemVersion.check_status == "running")
+        .values(check_status="unchecked")
+    )

@@ -1,0 +1,172 @@
+"""The instructor's deeper views of a course: a learner's timeline, a problem's
+analytics with its versions, and regrades (start, watch, apply or discard)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app import analytics, catalog, charts, courses, crud, regrades
+from app.api.deps import SessionDep
+from app.core.sessions import check_csrf
+from app.models import Course, Regrade, User
+from app.web.courses import instructor_course, required_user
+from app.web.pages import page
+
+router = APIRouter(include_in_schema=False)
+
+
+def _assigned(session: SessionDep, course: Course, slug: str) -> None:
+    if slug not in {a.problem for a in courses.assignments_of(session=session, course=course)}:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{slug!r} is not assigned in this course.")
+
+
+@router.get("/courses/{course_id}/learners/{learner_id}", response_class=HTMLResponse)
+def learner_timeline(
+    course_id: int, learner_id: int, request: Request, session: SessionDep
+) -> Response:
+    user = required_user(request, session)
+    course = instructor_course(session, course_id, user)
+    learner = session.get(User, learner_id)
+    if learner is None or courses.membership(session=session, course=course, user=learner) != (
+        "learner"
+    ):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "No such learner in this course.")
+    entries = courses.timeline(session=session, course=course, learner=learner)
+    return page(
+        request,
+        "learner.html",
+        user,
+        course=course,
+        learner=learner,
+        entries=[
+            {
+                "entry": entry,
+                "result": crud.result_of(entry.submission) or {},
+                "past": regrades.past_verdicts(session, entry.submission.id),
+            }
+            for entry in entries
+        ],
+    )
+
+
+@router.get("/courses/{course_id}/problems/{slug}", response_class=HTMLResponse)
+def problem_analytics(course_id: int, slug: str, request: Request, session: SessionDep) -> Response:
+    user = required_user(request, session)
+    course = instructor_course(session, course_id, user)
+    _assigned(session, course, slug)
+    stats = analytics.problem_stats(session=session, course=course, problem=slug)
+    live = catalog.live_version(session, slug)
+    return page(
+        request,
+        "course_problem.html",
+        user,
+        course=course,
+        slug=slug,
+        title=live.title if live else slug,
+        stats=stats,
+        rate_chart=charts.step_chart(
+            f"Share of the {stats.learners} learners who have solved {slug}, by day",
+            stats.rate_points(),
+        ),
+        attempts_chart=charts.bar_chart(
+            f"Learners by attempts to their first acceptance of {slug}", stats.attempt_bars()
+        ),
+        versions=catalog.versions(session, slug),
+        live=live,
+        regrades=[r for r in regrades.of_course(session, course) if r.problem == slug],
+    )
+
+
+@router.post("/courses/{course_id}/problems/{slug}/regrades")
+def start_regrade(
+    course_id: int,
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    version: Annotated[int, Form()],
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    user = required_user(request, session)
+    course = instructor_course(session, course_id, user)
+    _assigned(session, course, slug)
+    target = catalog.version_by_number(session, slug, version)
+    if target is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No version {version} of {slug!r}.")
+    try:
+        regrade = regrades.start(session=session, course=course, version=target, by=user)
+    except crud.CrudError as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return RedirectResponse(
+        f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
+    )
+
+
+def _regrade(session: SessionDep, course: Course, regrade_id: int) -> Regrade:
+    regrade = session.get(Regrade, regrade_id)
+    if regrade is None or regrade.course_id != course.id:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No regrade {regrade_id} in this course.")
+    return regrade
+
+
+@router.get("/courses/{course_id}/regrades/{regrade_id}", response_class=HTMLResponse)
+def regrade_page(
+    course_id: int, regrade_id: int, request: Request, session: SessionDep
+) -> Response:
+    user = required_user(request, session)
+    course = instructor_course(session, course_id, user)
+    regrade = _regrade(session, course, regrade_id)
+    done, total = regrades.progress(session, regrade)
+    found = regrades.changes(session, regrade)
+    return page(
+        request,
+        "regrade.html",
+        user,
+        course=course,
+        regrade=regrade,
+        version=catalog.version_number(session, regrade.version_id),
+        done=done,
+        total=total,
+        changes=found,
+        changed=sum(1 for change in found if change.changed),
+    )
+
+
+@router.get("/courses/{course_id}/regrades/{regrade_id}/progress")
+def regrade_progress(
+    course_id: int, regrade_id: int, request: Request, session: SessionDep
+) -> dict[str, object]:
+    """For the page's progress bar: how far the regrade is."""
+    course = instructor_course(session, course_id, required_user(request, session))
+    regrade = _regrade(session, course, regrade_id)
+    done, total = regrades.progress(session, regrade)
+    return {"status": regrade.status, "done": done, "total": total}
+
+
+@router.post("/courses/{course_id}/regrades/{regrade_id}/{decision}")
+def decide_regrade(
+    course_id: int,
+    regrade_id: int,
+    decision: str,
+    request: Request,
+    session: SessionDep,
+    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+) -> Response:
+    check_csrf(request, csrf)
+    course = instructor_course(session, course_id, required_user(request, session))
+    regrade = _regrade(session, course, regrade_id)
+    try:
+        if decision == "apply":
+            regrades.apply(session, regrade=regrade)
+        elif decision == "discard":
+            regrades.discard(session, regrade=regrade)
+        else:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Apply or discard.")
+    except crud.CrudError as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    return RedirectResponse(
+        f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
+    )

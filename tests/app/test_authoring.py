@@ -1,0 +1,106 @@
+"""Authoring: preview any synced version with its check report; publish only what passed."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import catalog, crud
+from app.core.db import session_scope
+from app.core.sessions import throttle
+from app.main import create_app
+from app.models import ProblemVersion
+from tests.app.conftest import BANK_SLUG
+
+NEW_SENTENCE = "This sentence exists only in version 2."
+
+
+@pytest.fixture
+def browser(private_bank: Path) -> Iterator[TestClient]:
+    throttle._failures.clear()
+    with session_scope() as session:
+        crud.create_user(session=session, name="author", password="password123", role="author")
+        crud.create_user(session=session, name="ada", password="password123")
+    statement = private_bank / "problems" / BANK_SLUG / "statement.md"
+    statement.write_text(statement.read_text() + f"\n{NEW_SENTENCE}\n")
+    with TestClient(create_app(workers=0, prepare=False)) as client:  # syncs: version 2 waits
+        yield client
+
+
+def sign_in(client: TestClient, name: str) -> str:
+    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
+    assert form
+    client.post("/login", data={"name": name, "password": "password123", "csrf_token": form[1]})
+    meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/").text)
+    assert meta
+    return meta[1]
+
+
+def test_authors_preview_a_version_learners_do_not_get_yet(browser: TestClient) -> None:
+    sign_in(browser, "author")
+    listing = browser.get("/author").text
+    assert BANK_SLUG in listing and "<strong>waiting</strong>" in listing
+    preview = browser.get(f"/author/problems/{BANK_SLUG}").text  # newest by default
+    assert "v2" in preview and NEW_SENTENCE in preview
+    assert "Known mistakes (5)" in preview and "Not checked yet." in preview
+    assert "live is v1" in preview
+    assert NEW_SENTENCE not in browser.get(f"/author/problems/{BANK_SLUG}?version=1").text
+    assert NEW_SENTENCE not in browser.get(f"/problems/{BANK_SLUG}").text  # learners: v1
+
+
+def test_learners_cannot_preview_or_publish(browser: TestClient) -> None:
+    token = sign_in(browser, "ada")
+    assert "Authoring" not in browser.get("/").text
+    assert browser.get("/author").status_code == 403
+    assert browser.get(f"/author/problems/{BANK_SLUG}").status_code == 403
+    published = browser.post(
+        f"/author/problems/{BANK_SLUG}/versions/2/publish", data={"csrf_token": token}
+    )
+    assert published.status_code == 403
+
+
+def test_an_unchecked_version_is_not_published_from_the_page(browser: TestClient) -> None:
+    token = sign_in(browser, "author")
+    refused = browser.post(
+        f"/author/problems/{BANK_SLUG}/versions/2/publish", data={"csrf_token": token}
+    )
+    assert refused.status_code == 409 and "Run the check" in refused.text
+
+
+def wait_for_check(number: int, timeout: float = 300.0) -> ProblemVersion:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with session_scope() as session:
+            version = catalog.version_by_number(session, BANK_SLUG, number)
+            assert version is not None
+            if version.check_status != "running":
+                return version
+        time.sleep(0.5)
+    raise AssertionError("the check did not finish")
+
+
+@pytest.mark.slow
+def test_the_check_runs_in_the_background_and_a_passed_version_is_published(
+    browser: TestClient,
+) -> None:
+    token = sign_in(browser, "author")
+    started = browser.post(
+        f"/author/problems/{BANK_SLUG}/versions/2/check", data={"csrf_token": token}
+    )
+    assert started.status_code == 200 and "Running <code>jaxjudge check</code>" in started.text
+    version = wait_for_check(2)
+    assert version.check_status == "passed", version.check_json
+    preview = browser.get(f"/author/problems/{BANK_SLUG}?version=2").text
+    assert "reference: accepted" in preview and "starter:" in preview
+    assert "reference and mistakes" in preview  # a timing row
+
+    published = browser.post(
+        f"/author/problems/{BANK_SLUG}/versions/2/publish", data={"csrf_token": token}
+    )
+    assert published.status_code == 200
+    assert NEW_SENTENCE in browser.get(f"/problems/{BANK_SLUG}").text

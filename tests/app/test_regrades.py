@@ -1,0 +1,246 @@
+"""Regrades: run in the background against a chosen version, review, apply or discard;
+old verdicts stay recorded with their version. The last test grades for real."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app import catalog, courses, crud, regrades
+from app.core.db import session_scope
+from app.core.sessions import throttle
+from app.main import create_app
+from app.models import Course, PastVerdict, Regrade, Submission, User
+from app.worker import EmbeddedWorkers
+from grader.grade import Mode, grade
+from grader.problem import Problem
+from grader.report import GradeReport
+from grader.verdicts import Verdict
+from tests.app.conftest import BANK_SLUG
+
+FIXED = "Clarified: the gradients are summed, then divided once."
+
+
+def fixed_only(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
+    """A stand-in grader: a version whose statement holds FIXED accepts everything."""
+    verdict = Verdict.ACCEPTED if FIXED in problem.statement else Verdict.WRONG_ANSWER
+    score = 1.0 if verdict is Verdict.ACCEPTED else 0.0
+    return GradeReport(problem=problem.slug, mode=mode, verdict=verdict, score=score)
+
+
+def drain(grader: object) -> None:
+    workers = EmbeddedWorkers(threads=1, grader=grader)  # type: ignore[arg-type]
+    while workers.work_once("test"):
+        pass
+
+
+def new_version(bank: Path, *, statement: str | None = None, reference: str | None = None) -> int:
+    folder = bank / "problems" / BANK_SLUG
+    if statement is not None:
+        (folder / "statement.md").write_text((folder / "statement.md").read_text() + statement)
+    if reference is not None:
+        (bank / "reference_solutions" / f"{BANK_SLUG}.py").write_text(reference)
+    with session_scope() as session:
+        catalog.sync(session)
+        return catalog.newest(session, BANK_SLUG).number
+
+
+@pytest.fixture
+def course(private_bank: Path) -> int:
+    """teacher's course with ada and bob, each with one submit graded by version 1."""
+    with session_scope() as session:
+        teacher = crud.create_user(
+            session=session, name="teacher", password="password123", role="instructor"
+        )
+        course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
+        courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
+        v1 = catalog.live_version(session, BANK_SLUG)
+        assert v1 is not None and v1.number == 1
+        for name in ("ada", "bob"):
+            learner = crud.create_user(session=session, name=name, password="password123")
+            courses.join_course(session=session, code=course.join_code, user=learner)
+            session.add(Submission(user_id=learner.id, problem=BANK_SLUG, code=f"# {name}\n",
+                                   mode="submit", status="done", verdict="wrong_answer",
+                                   score=0.0, problem_version_id=v1.id))  # fmt: skip
+        return course.id
+
+
+@pytest.fixture
+def browser(course: int) -> Iterator[TestClient]:
+    throttle._failures.clear()
+    with TestClient(create_app(workers=0, prepare=False)) as client:
+        yield client
+
+
+def sign_in(client: TestClient, name: str) -> str:
+    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
+    assert form
+    client.post("/login", data={"name": name, "password": "password123", "csrf_token": form[1]})
+    meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
+    assert meta
+    return meta[1]
+
+
+def verdicts() -> dict[str, tuple[str | None, int | None]]:
+    with session_scope() as session:
+        rows = session.execute(
+            select(User.name, Submission.verdict, Submission.problem_version_id).join(
+                User, User.id == Submission.user_id
+            )
+        )
+        return {
+            name: (verdict, catalog.version_number(session, version))
+            for name, verdict, version in rows
+        }
+
+
+def test_a_regrade_previews_changes_then_applies_them_keeping_the_old_verdicts(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    assert new_version(private_bank, statement=FIXED) == 2
+    token = sign_in(browser, "teacher")
+    started = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+        follow_redirects=False,
+    )
+    assert started.status_code == 303
+    page_url = started.headers["location"]
+    running = browser.get(page_url).text
+    assert "running" in running and "0 / 2 submissions re-run" in running
+    assert browser.get(page_url + "/progress").json() == {
+        "status": "running",
+        "done": 0,
+        "total": 2,
+    }
+    again = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+    )
+    assert again.status_code == 409 and "apply or discard it first" in again.text
+
+    drain(fixed_only)
+    ready = browser.get(page_url).text
+    assert (
+        "2 / 2 submissions re-run" in ready
+        and "<strong>2</strong> verdict(s) would change" in ready
+    )
+    assert verdicts() == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}  # not yet
+
+    assert browser.post(page_url + "/apply", data={"csrf_token": token}).status_code == 200
+    assert verdicts() == {"ada": ("accepted", 2), "bob": ("accepted", 2)}
+    with session_scope() as session:
+        past = session.scalars(select(PastVerdict)).all()
+        assert sorted((p.verdict, catalog.version_number(session, p.problem_version_id)) for p in past) == [
+            ("wrong_answer", 1),
+            ("wrong_answer", 1),
+        ]  # fmt: skip
+        ada = crud.user_by_name(session=session, name="ada")
+        assert ada is not None
+        ada_id = ada.id
+    timeline = browser.get(f"/courses/{course}/learners/{ada_id}").text
+    assert "graded by v2" in timeline and "Earlier verdicts, replaced by regrades" in timeline
+
+    nothing_left = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+    )
+    assert nothing_left.status_code == 409 and "graded by another version" in nothing_left.text
+
+
+def test_a_discarded_regrade_changes_nothing(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    new_version(private_bank, statement=FIXED)
+    token = sign_in(browser, "teacher")
+    page_url = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+        follow_redirects=False,
+    ).headers["location"]
+    drain(fixed_only)
+    assert browser.post(page_url + "/discard", data={"csrf_token": token}).status_code == 200
+    assert "Discarded" in browser.get(page_url).text
+    assert verdicts() == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}
+    assert browser.post(page_url + "/apply", data={"csrf_token": token}).status_code == 409
+
+
+def test_only_the_course_instructor_regrades(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    new_version(private_bank, statement=FIXED)
+    token = sign_in(browser, "ada")
+    refused = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+    )
+    assert refused.status_code == 403
+    assert browser.get(f"/courses/{course}/problems/{BANK_SLUG}").status_code == 403
+    with session_scope() as session:
+        other = crud.create_user(
+            session=session, name="other", password="password123", role="instructor"
+        )
+        courses.create_course(session=session, name="Other", instructor=other)
+    browser.cookies.clear()
+    token = sign_in(browser, "other")
+    refused = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+    )
+    assert refused.status_code == 404  # not their course: it does not exist for them
+
+
+@pytest.mark.slow
+def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
+    course: int, private_bank: Path
+) -> None:
+    """Version 1 shipped a wrong reference (a known mistake); the learner who wrote the
+    right function was rejected and the one who copied the mistake accepted. Version 2
+    fixes the reference; the regrade, graded in the sandbox, flips both."""
+    folder = private_bank / "problems" / BANK_SLUG
+    right = (private_bank / "reference_solutions" / f"{BANK_SLUG}.py").read_text()
+    wrong = (folder / "mistakes" / "averaged_chunks.py").read_text()
+    with session_scope() as session:
+        for submission in session.scalars(select(Submission)):
+            submission.status, submission.verdict = "queued", None
+            submission.code = right if submission.code == "# ada\n" else wrong
+    new_version(private_bank, reference=wrong)
+    with session_scope() as session:
+        v2 = catalog.newest(session, BANK_SLUG)
+        catalog.publish(session, version=v2)
+        for submission in session.scalars(select(Submission)):
+            submission.problem_version_id = v2.id  # graded by the broken version
+
+    def really(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
+        return grade(problem, code, mode=mode, device=device)
+
+    drain(really)
+    assert verdicts() == {"ada": ("wrong_answer", 2), "bob": ("accepted", 2)}
+
+    assert new_version(private_bank, reference=right + "# v3: the real reference again\n") == 3
+    with session_scope() as session:
+        course_row = session.get_one(Course, course)
+        teacher = crud.user_by_name(session=session, name="teacher")
+        assert teacher is not None
+        regrade = regrades.start(
+            session=session,
+            course=course_row,
+            version=catalog.newest(session, BANK_SLUG),
+            by=teacher,
+        )
+        regrade_id = regrade.id
+    drain(really)
+    with session_scope() as session:
+        regrade = session.get_one(Regrade, regrade_id)
+        assert regrade.status == "ready"
+        changes = {
+            c.learner: (c.old_verdict, c.new_verdict) for c in regrades.changes(session, regrade)
+        }
+        assert changes == {"ada": ("wrong_answer", "accepted"), "bob": ("accepted", "wrong_answer")}
+        assert regrades.apply(session, regrade=regrade) == 2
+    assert verdicts() == {"ada": ("accepted", 3), "bob": ("wrong_answer", 3)}
