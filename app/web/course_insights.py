@@ -57,12 +57,25 @@ def problem_analytics(course_id: int, slug: str, request: Request, session: Sess
     user = required_user(request, session)
     course = instructor_course(session, course_id, user)
     _assigned(session, course, slug)
+    return _analytics_page(request, session, user, course, slug)
+
+
+def _analytics_page(
+    request: Request,
+    session: SessionDep,
+    user: User,
+    course: Course,
+    slug: str,
+    error: str | None = None,
+) -> Response:
     stats = analytics.problem_stats(session=session, course=course, problem=slug)
     live = catalog.live_version(session, slug)
     return page(
         request,
         "course_problem.html",
         user,
+        status.HTTP_409_CONFLICT if error else status.HTTP_200_OK,
+        error=error,
         course=course,
         slug=slug,
         title=live.title if live else slug,
@@ -99,7 +112,7 @@ def start_regrade(
     try:
         regrade = regrades.start(session=session, course=course, version=target, by=user)
     except crud.CrudError as error:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+        return _analytics_page(request, session, user, course, slug, error=str(error))
     return RedirectResponse(
         f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
     )

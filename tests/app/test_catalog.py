@@ -85,3 +85,27 @@ def test_snapshots_refuse_paths_that_leave_their_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unsafe path"):
         snapshot.materialise(SLUG, {"../escape.py": b"x"}, tmp_path)
     assert not (tmp_path.parent / "escape.py").exists()
+
+
+def test_the_sync_and_publish_commands(
+    bank: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grader.cli import main
+
+    assert main(["sync"]) == 0
+    assert "1 unchanged" in capsys.readouterr().out
+    (bank / "problems" / SLUG / "hints.md").write_text("## One\nA changed hint.\n")
+    assert main(["sync"]) == 0
+    assert f"new version: {SLUG} v2" in capsys.readouterr().out
+    with session_scope() as session:
+        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
+    assert main(["publish", SLUG]) == 0
+    assert f"published {SLUG} v2" in capsys.readouterr().out
+    assert main(["publish", SLUG, "--version", "1"]) == 0  # rolling back is publishing v1
+    with session_scope() as session:
+        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
+    assert main(["publish", SLUG, "--version", "9"]) == 2
+    assert "no such version" in capsys.readouterr().err
+    (bank / "problems" / SLUG / "statement.md").write_text("")
+    assert main(["sync"]) == 1  # an invalid folder fails the command, naming the file
+    assert "statement.md" in capsys.readouterr().out

@@ -1,6 +1,9 @@
-"""A learner in a real browser (Debian's Chromium driven by Playwright): sign up,
-open a problem, type a solution into the editor, run the samples, submit, see
-"Accepted"; then a wrong solution and its diagnosis. Saves the README's screenshots."""
+"""A learner and an instructor in a real browser (Debian's Chromium driven by
+Playwright). The instructor creates a course and assigns a problem; the learner
+signs up, joins with the code, types a solution into the editor, runs the samples,
+submits, sees "Accepted", then a wrong solution and its diagnosis; the instructor
+sees the learner on the dashboard, downloads the grades CSV and opens the
+problem's analytics. Saves the README's screenshots."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.config import PROJECT_ROOT
-from tests.app.test_server import Server
+from tests.app.test_server import Server, jaxjudge
 
 pytestmark = pytest.mark.slow
 
@@ -20,6 +23,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Screenshots go to docs/screenshots only when asked (`make screenshots`):
 # an ordinary test run must not rewrite tracked files.
 SCREENSHOTS_ENV = "JAXJUDGE_SCREENSHOTS"
+TEACHER_PASSWORD = "teacher password"
+PROBLEM_TITLE = "Gradient accumulation with Flax NNX"
 CORRECT = (
     PROJECT_ROOT / "tests" / "submissions" / "nnx-grad-accumulation" / "full_batch_gradient.py"
 ).read_text()
@@ -37,6 +42,9 @@ def server(tmp_path: Path) -> Iterator[Server]:
         "JAXJUDGE_DATABASE_URL": f"sqlite:///{tmp_path / 'e2e.db'}",
         "JAXJUDGE_DATA_DIR": str(settings.data_dir),
     }
+    created = jaxjudge(env, "users", "create", "teacher", "--role", "instructor",
+                       "--password-stdin", stdin=f"{TEACHER_PASSWORD}\n")  # fmt: skip
+    assert created.returncode == 0, created.stderr
     running = Server(env, workers=1)
     yield running
     running.stop()
@@ -47,7 +55,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     reason="Debian's chromium is not installed (make test installs it when run as root)",
 )
 def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import Page, expect, sync_playwright
 
     errors: list[str] = []
     with sync_playwright() as playwright:
@@ -63,34 +71,55 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
                 "--disable-quic",
             ],
         )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on(
-            "console",
-            lambda message: (
-                errors.append(message.text)
-                if message.type == "error"
-                and not message.text.startswith("Failed to load resource")
-                else None
-            ),
-        )
-        # Failed loads are reported with their address (the console message has none).
-        page.on(
-            "response",
-            lambda response: (
-                errors.append(f"{response.status} {response.url}")
-                if response.status >= 400
-                else None
-            ),
-        )
-        page.on("pageerror", lambda error: errors.append(str(error)))
 
+        def watched(page: Page) -> Page:
+            """Collect console errors, failed loads (with their address) and page errors."""
+            page.on(
+                "console",
+                lambda message: (
+                    errors.append(message.text)
+                    if message.type == "error"
+                    and not message.text.startswith("Failed to load resource")
+                    else None
+                ),
+            )
+            page.on(
+                "response",
+                lambda response: (
+                    errors.append(f"{response.status} {response.url}")
+                    if response.status >= 400
+                    else None
+                ),
+            )
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            return page
+
+        # The instructor: a course, its join code, one assigned problem.
+        teacher = watched(browser.new_context(viewport={"width": 1280, "height": 900}).new_page())
+        teacher.goto(f"{server.url}/login")
+        teacher.get_by_label("Name").fill("teacher")
+        teacher.get_by_label("Password").fill(TEACHER_PASSWORD)
+        teacher.get_by_role("button", name="Sign in").click()
+        teacher.get_by_role("link", name="Courses").click()
+        teacher.get_by_label("Name").fill("JAX 101")
+        teacher.get_by_role("button", name="Create").click()
+        join_code = teacher.locator(".join-code").inner_text()
+        teacher.get_by_label("Problem").select_option(label=PROBLEM_TITLE)
+        teacher.get_by_role("button", name="Assign").click()
+        expect(teacher.locator("table.matrix")).to_have_count(0)  # nobody has joined yet
+
+        page = watched(browser.new_page(viewport={"width": 1280, "height": 900}))
         page.goto(f"{server.url}/signup")
         page.get_by_label("Name").fill("grace")
         page.get_by_label("Password (at least 8 characters)").fill("correct horse battery")
         page.get_by_role("button", name="Sign up").click()
         expect(page.get_by_role("heading", name="Problems")).to_be_visible(timeout=30_000)
+        page.get_by_role("link", name="Courses").click()
+        page.get_by_label("Join code").fill(join_code)
+        page.get_by_role("button", name="Join").click()
+        expect(page.get_by_role("link", name=PROBLEM_TITLE)).to_be_visible()
 
-        page.get_by_role("link", name="Gradient accumulation with Flax NNX").click()
+        page.get_by_role("link", name=PROBLEM_TITLE).click()
         editor = page.locator(".cm-content")
         expect(editor).to_be_visible(timeout=30_000)
 
@@ -124,5 +153,24 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
 
         page.reload()  # the draft survives a reload
         expect(page.locator(".cm-content")).to_contain_text("for x, y in ((x_a, y_a), (x_b, y_b)):")
+
+        # Back to the instructor: grace solved it (two attempts), the CSV says so.
+        teacher.reload()
+        expect(teacher.locator("table.matrix tbody tr")).to_have_count(1)
+        expect(teacher.locator("table.matrix tbody")).to_contain_text("grace")
+        expect(teacher.locator("table.matrix tbody")).to_contain_text("✓ solved")
+        expect(teacher.locator("table.matrix tbody")).to_contain_text("2 attempt(s)")
+        teacher.screenshot(path=str(shots / "dashboard.png"), full_page=True)
+        with teacher.expect_download() as download:
+            teacher.get_by_role("link", name="grades (CSV)").click()
+        grades = Path(download.value.path()).read_text(encoding="utf-8-sig")
+        assert grades.splitlines() == [
+            "learner,nnx-grad-accumulation score,nnx-grad-accumulation late",
+            "grace,1.00,no",
+        ]
+        teacher.get_by_role("link", name="analytics & regrade").click()
+        expect(teacher.locator("svg.chart")).to_have_count(2)
+        expect(teacher.locator("main")).to_contain_text("1 of 1 learners solved it (100%)")
+        teacher.screenshot(path=str(shots / "analytics.png"), full_page=True)
         browser.close()
     assert errors == [], f"console errors: {errors}"
