@@ -160,8 +160,15 @@ def grade_matrix(*, session: Session, course: Course) -> Matrix:
     learners = learners_of(session=session, course=course)
     matrix = Matrix(problems=problems, learners=learners)
     due = {a.problem: a.due_at for a in problems}
-    submissions = session.scalars(
-        select(Submission)
+    # Only the columns the matrix needs (not the code or the reports).
+    submissions = session.execute(
+        select(
+            Submission.user_id,
+            Submission.problem,
+            Submission.created_at,
+            Submission.verdict,
+            Submission.score,
+        )
         .where(
             Submission.user_id.in_([u.id for u in learners]),
             Submission.problem.in_(list(due)),
