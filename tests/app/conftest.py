@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app import catalog
 from app.core.config import PROJECT_ROOT, settings
@@ -37,3 +39,13 @@ def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch)
     with session_scope() as session:
         catalog.sync(session)
     return tmp_path
+
+
+def sign_in(client: TestClient, name: str, password: str = "password123") -> str:
+    """Sign in through the form; returns the session's CSRF token for later forms."""
+    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
+    assert form
+    client.post("/login", data={"name": name, "password": password, "csrf_token": form[1]})
+    meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
+    assert meta, f"{name} is not signed in"
+    return meta[1]

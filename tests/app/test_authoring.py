@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from app.core.db import session_scope
 from app.core.sessions import throttle
 from app.main import create_app
 from app.models import ProblemVersion
-from tests.app.conftest import BANK_SLUG
+from tests.app.conftest import BANK_SLUG, sign_in
 
 NEW_SENTENCE = "This sentence exists only in version 2."
 
@@ -30,15 +29,6 @@ def browser(private_bank: Path) -> Iterator[TestClient]:
     statement.write_text(statement.read_text() + f"\n{NEW_SENTENCE}\n")
     with TestClient(create_app(workers=0, prepare=False)) as client:  # syncs: version 2 waits
         yield client
-
-
-def sign_in(client: TestClient, name: str) -> str:
-    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
-    assert form
-    client.post("/login", data={"name": name, "password": "password123", "csrf_token": form[1]})
-    meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/").text)
-    assert meta
-    return meta[1]
 
 
 def test_authors_preview_a_version_learners_do_not_get_yet(browser: TestClient) -> None:

@@ -17,6 +17,7 @@ from app.core.db import session_scope
 from app.core.sessions import throttle
 from app.main import create_app
 from app.models import Course, Submission, User
+from tests.app.conftest import sign_in
 
 DUE = datetime(2026, 11, 1, 12, 0)
 
@@ -121,17 +122,6 @@ def browser(seeded: int) -> Iterator[TestClient]:
     throttle._failures.clear()
     with TestClient(create_app(workers=0, prepare=False)) as client:
         yield client
-
-
-def sign_in(client: TestClient, name: str) -> str:
-    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
-    assert token
-    client.post(
-        "/login", data={"name": name, "password": "password123", "csrf_token": token.group(1)}
-    )
-    page = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
-    assert page
-    return page.group(1)
 
 
 def test_only_the_instructor_sees_the_dashboard_and_the_csv(

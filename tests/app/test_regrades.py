@@ -3,7 +3,6 @@ old verdicts stay recorded with their version. The last test grades for real."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from grader.grade import Mode, grade
 from grader.problem import Problem
 from grader.report import GradeReport
 from grader.verdicts import Verdict
-from tests.app.conftest import BANK_SLUG
+from tests.app.conftest import BANK_SLUG, sign_in
 
 FIXED = "Clarified: the gradients are summed, then divided once."
 
@@ -75,15 +74,6 @@ def browser(course: int) -> Iterator[TestClient]:
     throttle._failures.clear()
     with TestClient(create_app(workers=0, prepare=False)) as client:
         yield client
-
-
-def sign_in(client: TestClient, name: str) -> str:
-    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
-    assert form
-    client.post("/login", data={"name": name, "password": "password123", "csrf_token": form[1]})
-    meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
-    assert meta
-    return meta[1]
 
 
 def verdicts() -> dict[str, tuple[str | None, int | None]]:
