@@ -23,7 +23,6 @@ def request_check(session: Session, *, version: ProblemVersion) -> bool:
     if version.check_status == "running":
         return False
     version.check_status = "running"
-    session.flush()
     session.commit()  # the thread must see "running", and the page right after too
     threading.Thread(
         target=run_check, args=(version.id,), name=f"jaxjudge-check-{version.id}", daemon=True

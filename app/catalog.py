@@ -51,7 +51,7 @@ def sync(
     publish: bool = False,
 ) -> SyncReport:
     """Record a version for every changed problem folder; publish new problems
-    (setting) or, with ``publish``, every problem's newest version."""
+    (setting) or, with ``publish``, every folder's current version."""
     report = SyncReport()
     for folder in problem_folders(problems_dir):
         try:
@@ -92,9 +92,11 @@ def sync(
             record = ProblemRecord(slug=problem.slug)
             session.add(record)
         first = record.live_version_id is None and settings.publish_new_problems
-        if (publish or first) and record.live_version_id != newest(session, problem.slug).id:
-            _make_live(record, newest(session, problem.slug))
-            report.published.append(f"{problem.slug} v{newest(session, problem.slug).number}")
+        if (publish or first) and record.live_version_id != version.id:
+            _make_live(
+                record, version
+            )  # the folder as it is now (a revert maps to its old version)
+            report.published.append(f"{problem.slug} v{version.number}")
     session.flush()
     return report
 

@@ -76,13 +76,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     migrate()
     with session_scope() as session:
-        version = (
-            catalog.version_by_number(session, args.slug, args.version)
-            if args.version
-            else catalog.versions(session, args.slug)[0]
-            if catalog.versions(session, args.slug)
-            else None
-        )
+        if args.version is not None:
+            version = catalog.version_by_number(session, args.slug, args.version)
+        else:
+            version = next(iter(catalog.versions(session, args.slug)), None)  # the newest
         if version is None:
             raise CommandError(f"no such version of {args.slug!r}; run `jaxjudge sync` first")
         catalog.publish(session, version=version)
@@ -190,7 +187,7 @@ def register(commands: Any) -> None:
         "sync", help="record changed problem folders as new versions in the database"
     )
     sync.add_argument(
-        "--publish", action="store_true", help="also make each problem's newest version live"
+        "--publish", action="store_true", help="also make each folder's current version live"
     )
     sync.set_defaults(handler=cmd_sync)
 

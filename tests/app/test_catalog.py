@@ -109,3 +109,18 @@ def test_the_sync_and_publish_commands(
     (bank / "problems" / SLUG / "statement.md").write_text("")
     assert main(["sync"]) == 1  # an invalid folder fails the command, naming the file
     assert "statement.md" in capsys.readouterr().out
+
+
+def test_reverting_a_folder_maps_to_its_old_version_and_publishing_follows_the_folder(
+    bank: Path,
+) -> None:
+    statement = bank / "problems" / SLUG / "statement.md"
+    original = statement.read_text()
+    statement.write_text(original + "\nA temporary sentence.\n")
+    with session_scope() as session:
+        assert catalog.sync(session, publish=True).published == [f"{SLUG} v2"]
+    statement.write_text(original)
+    with session_scope() as session:
+        report = catalog.sync(session, publish=True)
+        assert report.added == [] and report.published == [f"{SLUG} v1"]
+        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
