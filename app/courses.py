@@ -231,18 +231,21 @@ class TimelineEntry:
     version: int | None
 
 
-def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
-    """A learner's submits on the course's assigned problems, newest first."""
+def _course_submits(
+    session: Session, course: Course, user_ids: list[int], *, newest_first: bool
+) -> list[TimelineEntry]:
+    """Submits of these users on the course's assigned problems, with late flags and
+    the number of the version that graded each."""
     due = {a.problem: a.due_at for a in assignments_of(session=session, course=course)}
     rows = session.execute(
         select(Submission, ProblemVersion.number)
         .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
         .where(
-            Submission.user_id == learner.id,
+            Submission.user_id.in_(user_ids),
             Submission.problem.in_(list(due)),
             Submission.mode == "submit",
         )
-        .order_by(Submission.id.desc())
+        .order_by(Submission.id.desc() if newest_first else Submission.id)
     )
     entries = []
     for submission, number in rows:
@@ -250,6 +253,11 @@ def timeline(*, session: Session, course: Course, learner: User) -> list[Timelin
         late = deadline is not None and submission.created_at > deadline
         entries.append(TimelineEntry(submission=submission, late=late, version=number))
     return entries
+
+
+def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
+    """A learner's submits on the course's assigned problems, newest first."""
+    return _course_submits(session, course, [learner.id], newest_first=True)
 
 
 SUBMISSION_COLUMNS = (
@@ -260,24 +268,12 @@ SUBMISSION_COLUMNS = (
 
 def submissions_csv(*, session: Session, course: Course) -> str:
     """Every submit of the course's learners on its assigned problems, oldest first."""
-    due = {a.problem: a.due_at for a in assignments_of(session=session, course=course)}
-    learners = learners_of(session=session, course=course)
-    names = {learner.id: learner.name for learner in learners}
-    rows = session.execute(
-        select(Submission, ProblemVersion.number)
-        .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-        .where(
-            Submission.user_id.in_(list(names)),
-            Submission.problem.in_(list(due)),
-            Submission.mode == "submit",
-        )
-        .order_by(Submission.id)
-    )
+    names = {learner.id: learner.name for learner in learners_of(session=session, course=course)}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(SUBMISSION_COLUMNS)
-    for submission, number in rows:
-        deadline = due.get(submission.problem)
+    for entry in _course_submits(session, course, list(names), newest_first=False):
+        submission, number = entry.submission, entry.version
         result = json.loads(submission.result_json) if submission.result_json else {}
         writer.writerow(
             [
@@ -285,7 +281,7 @@ def submissions_csv(*, session: Session, course: Course) -> str:
                 _safe(names[submission.user_id]),
                 submission.problem,
                 submission.created_at.isoformat(timespec="seconds"),
-                "yes" if deadline is not None and submission.created_at > deadline else "no",
+                "yes" if entry.late else "no",
                 submission.status,
                 submission.verdict or "",
                 "" if submission.score is None else f"{submission.score:.2f}",

@@ -164,9 +164,12 @@ def apply(session: Session, *, regrade: Regrade) -> int:
     if regrade.status != "ready":
         raise CrudError(f"regrade #{regrade.id} is {regrade.status}; only a finished one applies")
     changed = 0
-    items = session.scalars(select(RegradeItem).where(RegradeItem.regrade_id == regrade.id))
-    for item in items:
-        submission = session.get_one(Submission, item.submission_id)
+    rows = session.execute(
+        select(RegradeItem, Submission)
+        .join(Submission, Submission.id == RegradeItem.submission_id)
+        .where(RegradeItem.regrade_id == regrade.id)
+    )
+    for item, submission in rows:
         session.add(
             PastVerdict(
                 submission_id=submission.id,

@@ -16,7 +16,7 @@ from app.core.markdown import render_markdown
 from app.core.sessions import check_csrf
 from app.models import ProblemRecord, ProblemVersion, User
 from app.web.courses import required_user
-from app.web.pages import page, sample_views
+from app.web.pages import page, sample_views, signature_of, walkthrough_views
 
 router = APIRouter(include_in_schema=False)
 
@@ -64,6 +64,7 @@ def preview(
     chosen = _version(session, slug, version)
     problem = catalog.problem_of(chosen)
     live = catalog.live_version(session, slug)
+    unlocked = walkthrough_views(problem)
     return page(
         request,
         "preview.html",
@@ -73,11 +74,11 @@ def preview(
         live=live,
         problem=problem,
         statement=render_markdown(problem.statement),
-        signature=f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):",
+        signature=signature_of(problem),
         samples=sample_views(problem),
         hints=[render_markdown(hint) for hint in problem.hints],
-        walkthrough=render_markdown(problem.solution_walkthrough),
-        reference=render_markdown(f"```python\n{problem.reference_source}\n```"),
+        walkthrough=unlocked["walkthrough"],
+        reference=unlocked["reference"],
         check=json.loads(chosen.check_json) if chosen.check_json else None,
         can_publish=user.role in PUBLISH_ROLES,
     )

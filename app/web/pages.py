@@ -211,7 +211,12 @@ def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]
     return rows
 
 
-def _walkthrough(problem: Problem) -> dict[str, str]:
+def signature_of(problem: Problem) -> str:
+    return f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+
+
+def walkthrough_views(problem: Problem) -> dict[str, str]:
+    """The walkthrough and the reference, rendered (shown after acceptance, and to authors)."""
     return {
         "walkthrough": render_markdown(problem.solution_walkthrough),
         "reference": render_markdown(f"```python\n{problem.reference_source}\n```"),
@@ -237,7 +242,7 @@ def walkthrough_fragment(slug: str, request: Request, session: SessionDep) -> Re
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "The walkthrough unlocks after an accepted submission."
         )
-    unlocked = _walkthrough(problem)
+    unlocked = walkthrough_views(problem)
     return page(
         request,
         "_walkthrough.html",
@@ -254,7 +259,7 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
         return _to_sign_in(request)
     problem = _problem_or_404(session, slug)
     samples = sample_views(problem)
-    signature = f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+    signature = signature_of(problem)
     # The learner's submits for this problem give its status too: no second query.
     history = _history(session, user, slug)
     verdicts = {row["submission"].verdict for row in history}
@@ -272,5 +277,5 @@ def problem_page(slug: str, request: Request, session: SessionDep) -> Response:
         hints=[render_markdown(h) for h in problem.hints[:revealed]],
         status=status_text,
         history=history,
-        unlocked=_walkthrough(problem) if status_text == "solved" else None,
+        unlocked=walkthrough_views(problem) if status_text == "solved" else None,
     )
