@@ -1,15 +1,28 @@
 """Test cases: the author's API (``Case``) and the loader for ``cases.py``.
 
-A problem's ``cases.py`` defines ``cases()`` returning ``Case`` objects. Inputs
-follow one convention so every problem reads the same: scalar arguments are
-Python floats (the learner's function casts them), arrays are float32 numpy
-arrays (the child hands them to the learner as float32 ``jax.Array``s).
-Generation must be deterministic: seed every random generator.
+A problem's ``cases.py`` defines ``cases(seed)`` returning ``Case`` objects.
+jaxjudge calls it once per *variant*, with ``seed`` = 0, 1, ..., ``variants``
+- 1 (problem.toml), and each submission is graded on one variant drawn at
+random and kept secret, so the hidden inputs change from one submission to
+the next: a lookup table of hidden answers, or a search on pass/fail, never
+converges. The contract, checked here:
+
+- sample cases do not depend on ``seed`` (learners see their inputs);
+- hidden cases have the same names, in the same order, with the same
+  argument shapes and types, in every variant: only values change;
+- every variant's hidden inputs differ from every other variant's;
+- generation is deterministic for a given seed: derive every random
+  generator from it (``np.random.default_rng([seed, 17])``).
+
+Inputs follow one convention so every problem reads the same: scalar arguments
+are Python floats (the learner's function casts them), arrays are float32
+numpy arrays (the child hands them to the learner as float32 ``jax.Array``s).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import re
 import sys
 import traceback
@@ -83,10 +96,109 @@ def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) ->
     return validated
 
 
-def load_cases(path: Path, arguments: list[str]) -> list[Case]:
-    """Import ``cases.py`` (trusted author code) and validate what it generates."""
+def _same_value(a: Argument, b: Argument) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return bool(a == b)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _same_kind(a: Argument, b: Argument) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, float) and isinstance(b, float)
+    return bool(a.shape == b.shape)
+
+
+@dataclass(frozen=True)
+class CaseBank:
+    """A problem's cases: the samples, and the hidden cases of every variant."""
+
+    samples: tuple[Case, ...]
+    hidden: tuple[tuple[Case, ...], ...]  # hidden[variant]
+
+    @property
+    def variants(self) -> int:
+        return len(self.hidden)
+
+    def for_variant(self, variant: int) -> tuple[Case, ...]:
+        return self.hidden[variant]
+
+    def keyed(self) -> list[tuple[str, Case]]:
+        """Every distinct case with its key: samples once, each variant's hidden cases."""
+        keyed = [(case.name, case) for case in self.samples]
+        for variant, cases in enumerate(self.hidden):
+            keyed += [(case_key(case, variant), case) for case in cases]
+        return keyed
+
+
+def case_key(case: Case, variant: int) -> str:
+    """How trusted outputs are filed: a sample by name, a hidden case by name and variant."""
+    return case.name if case.sample else f"{case.name}@{variant}"
+
+
+def _bank(path: Path, generated: list[list[Case]]) -> CaseBank:
+    first = generated[0]
+    samples = tuple(case for case in first if case.sample)
+    hidden_names = [case.name for case in first if not case.sample]
+    hidden: list[tuple[Case, ...]] = []
+    for seed, cases in enumerate(generated):
+        these = tuple(case for case in cases if case.sample)
+        for mine, theirs in zip(these, samples, strict=False):
+            if mine.name != theirs.name or not all(
+                _same_value(mine.args[name], theirs.args[name]) for name in mine.args
+            ):
+                raise ProblemError(
+                    path,
+                    f"case {mine.name!r}",
+                    f"a sample differs between seeds 0 and {seed}; samples must not depend on the"
+                    " seed (and every random generator must be seeded)",
+                )
+        if len(these) != len(samples):
+            raise ProblemError(path, "cases()", f"seed {seed} gives a different set of samples")
+        variant = tuple(case for case in cases if not case.sample)
+        if [case.name for case in variant] != hidden_names:
+            raise ProblemError(
+                path,
+                "cases()",
+                f"seed {seed} gives hidden cases {[c.name for c in variant]}, seed 0 gives"
+                f" {hidden_names}; every seed must give the same names in the same order",
+            )
+        for case, model in zip(variant, _hidden(first), strict=True):
+            for name in case.args:
+                if not _same_kind(case.args[name], model.args[name]):
+                    raise ProblemError(
+                        path,
+                        f"case {case.name!r}, argument {name!r}",
+                        f"its shape differs between seeds 0 and {seed}; variants change values, not shapes",
+                    )
+        hidden.append(variant)
+    _require_distinct_variants(path, hidden)
+    return CaseBank(samples, tuple(hidden))
+
+
+def _hidden(cases: list[Case]) -> list[Case]:
+    return [case for case in cases if not case.sample]
+
+
+def _require_distinct_variants(path: Path, hidden: list[tuple[Case, ...]]) -> None:
+    for position, case in enumerate(hidden[0]):
+        for seed_a in range(len(hidden)):
+            for seed_b in range(seed_a + 1, len(hidden)):
+                a, b = hidden[seed_a][position], hidden[seed_b][position]
+                if all(_same_value(a.args[name], b.args[name]) for name in a.args):
+                    raise ProblemError(
+                        path,
+                        f"case {case.name!r}",
+                        f"its inputs are the same for seeds {seed_a} and {seed_b};"
+                        " derive hidden inputs from the seed so that every variant differs",
+                    )
+
+
+def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
+    """Import ``cases.py`` (trusted author code) and validate every variant it generates."""
     if not path.is_file():
-        raise ProblemError(path, None, "missing: every problem needs a cases.py defining cases()")
+        raise ProblemError(
+            path, None, "missing: every problem needs a cases.py defining cases(seed)"
+        )
     module_name = f"_jaxjudge_cases_{abs(hash(path))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -96,8 +208,9 @@ def load_cases(path: Path, arguments: list[str]) -> list[Case]:
         spec.loader.exec_module(module)
         generate = getattr(module, "cases", None)
         if not callable(generate):
-            raise ProblemError(path, "cases", "cases.py must define a function cases()")
-        generated = list(generate())
+            raise ProblemError(path, "cases", "cases.py must define a function cases(seed)")
+        _require_seed_parameter(path, generate)
+        generated = [list(generate(seed)) for seed in range(variants)]
     except ProblemError:
         raise
     except Exception as error:
@@ -108,4 +221,16 @@ def load_cases(path: Path, arguments: list[str]) -> list[Case]:
         ) from None
     finally:
         sys.modules.pop(module_name, None)
-    return validate_cases(path, generated, arguments)
+    return _bank(path, [validate_cases(path, cases, arguments) for cases in generated])
+
+
+def _require_seed_parameter(path: Path, generate: Any) -> None:
+    try:
+        inspect.signature(generate).bind(0)
+    except (TypeError, ValueError):
+        raise ProblemError(
+            path,
+            "cases",
+            "cases() must take one argument, the variant's seed: def cases(seed): ..."
+            " (see README.md, 'Hidden inputs change between submissions')",
+        ) from None

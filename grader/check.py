@@ -1,10 +1,12 @@
 """`jaxjudge check`: prove a problem folder is gradeable and its cases discriminate.
 
-For each problem: the schema and files load; cases are deterministic; the
-reference and the mistakes run (one trusted child); the reference is graded
-through the learner path and accepted, with outputs equal to the trusted run
-(a second process: determinism across runs); the starter is not accepted; and
-every mistake is rejected with at least one hidden case where it sits at least
+For each problem: the schema and files load; cases are deterministic for
+every seed and follow the variant contract (grader/cases.py); the reference
+and the mistakes run on the samples and every variant's hidden cases (one
+trusted child); the reference is graded through the learner path on a fixed
+variant and accepted, with outputs equal to the trusted run (a second process:
+determinism across runs); the starter is not accepted; and on *every* variant
+every mistake is rejected by at least one hidden case where it sits at least
 ``SEPARATION`` tolerances away from the reference.
 """
 
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import expected
-from grader.cases import load_cases
+from grader.cases import case_key, load_cases
 from grader.compare import compare
 from grader.errors import ProblemError
 from grader.expected import Outputs
@@ -45,13 +47,15 @@ class CheckResult:
 
 
 def _cases_deterministic(problem: Problem) -> str | None:
-    again = load_cases(problem.folder / "cases.py", problem.config.arguments)
-    for first, second in zip(problem.cases, again, strict=True):
+    again = load_cases(
+        problem.folder / "cases.py", problem.config.arguments, problem.config.variants
+    )
+    for (key, first), (_, second) in zip(problem.case_bank.keyed(), again.keyed(), strict=True):
         for name, value in first.args.items():
             other = second.args[name]
             same = value == other if isinstance(value, float) else np.array_equal(value, other)
             if not same:
-                return f"cases.py: case {first.name!r} argument {name!r} differs between two generations; seed every random generator"
+                return f"cases.py: case {key!r} argument {name!r} differs between two generations; derive every random generator from the seed"
     return None
 
 
@@ -68,30 +72,46 @@ def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) 
     return worst
 
 
+def _best_separation(
+    problem: Problem, trusted: expected.TrustedOutputs, mistake: str, variant: int
+) -> tuple[str, float]:
+    """The hidden case of ``variant`` that puts ``mistake`` furthest from the reference."""
+    outputs = trusted.mistakes.get(mistake, {})
+    gaps = {
+        key: separation(problem, trusted.reference[key], outputs.get(key))
+        for key in (case_key(case, variant) for case in problem.case_bank.for_variant(variant))
+    }
+    return max(gaps.items(), key=lambda item: item[1])
+
+
 def _check_mistakes(
     problem: Problem, trusted: expected.TrustedOutputs, result: CheckResult
 ) -> None:
-    hidden = [case.name for case in problem.cases if not case.sample]
     if len(problem.mistakes) < MIN_MISTAKES:
         result.errors.append(
             f"mistakes/: {len(problem.mistakes)} known mistake(s); at least {MIN_MISTAKES} are required"
             " (one .py file each, docstring first line = diagnosis)"
         )
     for mistake in problem.mistakes:
-        outputs = trusted.mistakes.get(mistake.name, {})
-        gaps = {
-            name: separation(problem, trusted.reference[name], outputs.get(name)) for name in hidden
-        }
-        best_case, best = max(gaps.items(), key=lambda item: item[1])
+        # Every variant must reject it: a learner gets one at random.
+        per_variant = [
+            _best_separation(problem, trusted, mistake.name, variant)
+            for variant in range(problem.case_bank.variants)
+        ]
+        weakest_case, weakest = min(per_variant, key=lambda item: item[1])
         where = f"mistakes/{mistake.name}.py"
-        if best < SEPARATION:
+        if weakest < SEPARATION:
             result.errors.append(
-                f"{where}: no hidden case separates it from the reference by {SEPARATION:g}x the tolerance"
-                f" (best: {best_case!r} at {best:.3g}x); change the hidden cases or the tolerance"
+                f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"
+                f" from the reference by {SEPARATION:g}x the tolerance (best: {weakest_case!r} at"
+                f" {weakest:.3g}x); change the hidden cases or the tolerance"
             )
         else:
-            shown = "error or shape" if best == float("inf") else f"{best:.3g}x"
-            result.notes.append(f"{where}: rejected, best separation {shown} on {best_case!r}")
+            shown = "error or shape" if weakest == float("inf") else f"{weakest:.3g}x"
+            result.notes.append(
+                f"{where}: rejected on all {len(per_variant)} variants, weakest best separation"
+                f" {shown} on {weakest_case!r}"
+            )
 
 
 def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResult:
@@ -99,7 +119,7 @@ def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResul
     started = time.monotonic()
     try:
         problem = load_problem(folder, reference_dir)
-        problem.cases  # noqa: B018  (loads and validates cases.py)
+        problem.case_bank  # noqa: B018  (loads and validates cases.py, every variant)
     except ProblemError as error:
         result.errors.append(str(error))
         return result
@@ -132,7 +152,7 @@ def _check_runs(problem: Problem, result: CheckResult) -> None:
     result.timings["reference and mistakes"] = trusted.seconds
     _check_mistakes(problem, trusted, result)
 
-    reference_report = grade(problem, problem.reference_source, trusted=trusted)
+    reference_report = grade(problem, problem.reference_source, trusted=trusted, variant=0)
     result.timings["reference graded"] = reference_report.seconds
     if not reference_report.accepted:
         failing = next(
@@ -157,7 +177,7 @@ def _check_runs(problem: Problem, result: CheckResult) -> None:
         else:
             result.notes.append("reference: accepted; two runs agree")
 
-    starter_report = grade(problem, problem.starter, trusted=trusted)
+    starter_report = grade(problem, problem.starter, trusted=trusted, variant=0)
     result.timings["starter graded"] = starter_report.seconds
     if starter_report.accepted:
         result.errors.append(

@@ -2,11 +2,13 @@
 
 Started as ``python -I -u -m grader.child RESULT_FD`` (or, in a sandbox, through a
 bootstrap that puts /judge on sys.path). It imports the runtime,
-sends HELLO on the result channel, then reads exactly one JOB frame from stdin:
-the entry point, one or more solutions' sources, and the case inputs. For each
-solution it compiles and executes the source, calls the entry point once per
-case, converts what comes back to plain numpy arrays *here*, inside the time
-limit, and sends one frame per case. Learner stdout/stderr go to the process's
+sends HELLO on the result channel, then reads one JOB frame from stdin: the
+entry point, one or more solutions' sources, and the first cases' inputs. For
+each solution it compiles and executes the source, calls the entry point once
+per case, converts what comes back to plain numpy arrays *here*, inside the
+time limit, and sends one frame per case. A learner's job then has a second
+phase: the child says SAMPLES_DONE and only then receives the hidden cases
+(see grader/protocol.py for why). Learner stdout/stderr go to the process's
 own fds 1 and 2, which the parent reads separately with a byte cap.
 
 Nothing in this process ever holds expected outputs or the reference (unless
@@ -17,6 +19,7 @@ peek at. Its frames are data, never verdicts: the parent decides.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import linecache
 import os
 import resource
@@ -24,12 +27,14 @@ import sys
 import time
 import traceback
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from grader import protocol
-from grader.protocol import Kind
+from grader.protocol import JobMessage, Kind
+from grader.verdicts import Verdict
 
 MAX_MESSAGE_CHARS = 8000
 MAX_TRACEBACK_FRAMES = 30
@@ -90,12 +95,20 @@ def learner_traceback(error: BaseException, filename: str) -> str:
     return "".join(lines)[:MAX_MESSAGE_CHARS]
 
 
-def _error_verdict(error: BaseException) -> str:
+def _error_verdict(error: BaseException) -> Verdict:
     if isinstance(error, MemoryError):
-        return "memory_limit_exceeded"
+        return Verdict.MEMORY_LIMIT_EXCEEDED
     if "RESOURCE_EXHAUSTED" in _safe_str(error) and "memory" in _safe_str(error).lower():
-        return "memory_limit_exceeded"
-    return "runtime_error"
+        return Verdict.MEMORY_LIMIT_EXCEEDED
+    return Verdict.RUNTIME_ERROR
+
+
+def _exception_name(error: BaseException) -> str:
+    """The exception's class name: all a hidden case may reveal of an error."""
+    try:
+        return str(type(error).__name__)[:100]
+    except BaseException:
+        return "Exception"
 
 
 def _describe_exit(error: BaseException) -> str:
@@ -133,31 +146,40 @@ def _to_array(value: Any, max_elements: int, jax: Any) -> tuple[np.ndarray[Any, 
     return array, ""
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    index: int
+    filename: str
+    function: Any
+
+
 def _run_case(
     channel: _Channel,
-    func: Any,
+    solution: _Loaded,
+    case_index: int,
     args: list[Any],
-    where: dict[str, Any],
-    n_outputs: int,
-    filename: str,
-    max_elements: int,
+    job: JobMessage,
     jax: Any,
 ) -> None:
+    where = {"solution": solution.index, "case": case_index}
     started = time.perf_counter()
     try:
-        value = func(*args)
-        values = [value] if n_outputs == 1 else value
-        if n_outputs > 1 and (not isinstance(values, tuple | list) or len(values) != n_outputs):
-            raise TypeError(f"expected a tuple of {n_outputs} outputs")
-        converted = [_to_array(item, max_elements, jax) for item in values]
+        value = solution.function(*args)
+        values = [value] if job.n_outputs == 1 else value
+        if job.n_outputs > 1 and (
+            not isinstance(values, tuple | list) or len(values) != job.n_outputs
+        ):
+            raise TypeError(f"expected a tuple of {job.n_outputs} outputs")
+        converted = [_to_array(item, job.max_elements, jax) for item in values]
     except BaseException as error:
-        message = _describe_exit(error) + learner_traceback(error, filename)
+        message = _describe_exit(error) + learner_traceback(error, solution.filename)
         channel.send(
             Kind.CASE_ERROR,
             {
                 **where,
                 "seconds": time.perf_counter() - started,
-                "verdict": _error_verdict(error),
+                "verdict": _error_verdict(error).value,
+                "exception": _exception_name(error),
                 "message": message,
             },
         )
@@ -172,7 +194,8 @@ def _run_case(
             {
                 **where,
                 "seconds": seconds,
-                "verdict": "output_limit_exceeded",
+                "verdict": Verdict.OUTPUT_LIMIT_EXCEEDED.value,
+                "exception": "",
                 "message": "The output is " + too_large[0],
             },
         )
@@ -186,27 +209,26 @@ def _run_case(
     channel.send(Kind.CASE_RESULT, {**where, "seconds": seconds, "outputs": outputs}, data)
 
 
-def _run_solution(
-    channel: _Channel,
-    index: int,
-    solution: dict[str, Any],
-    source: str,
-    job: dict[str, Any],
-    cases: list[list[Any]],
-    jax: Any,
+def _solution_error(
+    channel: _Channel, index: int, verdict: Verdict, message: str, exception: str = ""
 ) -> None:
-    filename = solution["filename"]
+    channel.send(
+        Kind.SOLUTION_ERROR,
+        {"solution": index, "verdict": verdict.value, "exception": exception, "message": message},
+    )
+
+
+def _load_solution(
+    channel: _Channel, index: int, filename: str, source: str, entry_point: str
+) -> _Loaded | None:
+    """Compile and execute one solution; its entry point, or None after reporting why not."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    where = {"solution": index}
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         detail = "".join(traceback.format_exception_only(type(error), error))
-        channel.send(
-            Kind.SOLUTION_ERROR,
-            {**where, "verdict": "syntax_error", "message": detail[:MAX_MESSAGE_CHARS]},
-        )
-        return
+        _solution_error(channel, index, Verdict.SYNTAX_ERROR, detail[:MAX_MESSAGE_CHARS])
+        return None
     namespace: dict[str, Any] = {
         "__name__": "submission",
         "__builtins__": builtins,
@@ -220,53 +242,18 @@ def _run_solution(
             + _describe_exit(error)
             + learner_traceback(error, filename)
         )
-        channel.send(
-            Kind.SOLUTION_ERROR, {**where, "verdict": _error_verdict(error), "message": message}
-        )
-        return
-    func = namespace.get(job["entry_point"])
-    if not callable(func):
+        _solution_error(channel, index, _error_verdict(error), message, _exception_name(error))
+        return None
+    function = namespace.get(entry_point)
+    if not callable(function):
         found = (
-            "is not a function"
-            if job["entry_point"] in namespace
-            else "was not found at the top level"
+            "is not a function" if entry_point in namespace else "was not found at the top level"
         )
-        channel.send(
-            Kind.SOLUTION_ERROR,
-            {
-                **where,
-                "verdict": "missing_entry_point",
-                "message": f"`{job['entry_point']}` {found} of your code.",
-            },
+        _solution_error(
+            channel, index, Verdict.MISSING_ENTRY_POINT, f"`{entry_point}` {found} of your code."
         )
-        return
-    for case_index, args in enumerate(cases):
-        _run_case(
-            channel,
-            func,
-            args,
-            {**where, "case": case_index},
-            job["n_outputs"],
-            filename,
-            job["max_elements"],
-            jax,
-        )
-
-
-def _decode_cases(job: dict[str, Any], data: bytes, jnp: Any) -> list[list[Any]]:
-    cases: list[list[Any]] = []
-    for case in job["cases"]:
-        args: list[Any] = []
-        for arg in case["args"]:
-            if arg["kind"] == "float":
-                args.append(float(arg["value"]))
-            else:
-                array = protocol.unpack_array(
-                    arg["spec"], data, max_elements=job["max_input_elements"]
-                )
-                args.append(jnp.asarray(array))
-        cases.append(args)
-    return cases
+        return None
+    return _Loaded(index, filename, function)
 
 
 def _lower(kind: int, limit: int) -> None:
@@ -275,16 +262,39 @@ def _lower(kind: int, limit: int) -> None:
         resource.setrlimit(kind, (limit, limit))
 
 
-def _apply_job_limits(memory_bytes: int, cpu_seconds: int) -> None:
+def _apply_job_limits(job: JobMessage) -> None:
     """Lower the limits to this job's before any learner code runs.
 
-    A warm child is started under the pool's ceilings (from outside, by
-    prlimit and the cgroup); lowering a limit is always allowed and can never
-    be undone by the code that runs afterwards. CPU time is cumulative, so the
-    job's budget starts from what imports have used so far."""
-    _lower(resource.RLIMIT_AS, memory_bytes)
+    A warm child is started under the pool's ceilings; lowering a limit is
+    always allowed and can never be undone by the code that runs afterwards.
+    Memory is normally bounded by the sandbox's cgroup (set by the parent);
+    an address-space limit comes only where there is no cgroup. CPU time is
+    cumulative, so the job's budget starts from what imports have used."""
+    if job.address_space_bytes is not None:
+        _lower(resource.RLIMIT_AS, job.address_space_bytes)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    _lower(resource.RLIMIT_CPU, int(usage.ru_utime + usage.ru_stime) + cpu_seconds)
+    _lower(resource.RLIMIT_CPU, int(usage.ru_utime + usage.ru_stime) + job.cpu_seconds)
+
+
+def _detach_stdin(stdin: BinaryIO) -> None:
+    """Close the job's pipe but keep fd 0 valid: XLA's GPU compiler starts
+    ptxas as a subprocess and fails when fd 0 is closed."""
+    stdin.close()
+    null = os.open(os.devnull, os.O_RDONLY)
+    if null != 0:
+        os.dup2(null, 0)
+        os.close(null)
+
+
+def _decode(cases: Any, data: bytes, job: JobMessage, jnp: Any) -> list[list[Any]]:
+    decoded = protocol.unpack_cases(list(cases), data, max_elements=job.max_input_elements)
+    return [[v if isinstance(v, float) else jnp.asarray(v) for v in args] for args in decoded]
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
 
 
 def main() -> None:
@@ -297,17 +307,35 @@ def main() -> None:
     channel.send(Kind.HELLO, {"backend": jax.default_backend(), "pid": os.getpid()})
     stdin = os.fdopen(0, "rb", buffering=0)
     frame = protocol.read_frame(stdin, max_data_bytes=1 << 31)
-    stdin.close()
     if frame is None or frame.kind is not Kind.JOB:
         raise SystemExit("no job received")
-    job = frame.meta
-    _apply_job_limits(int(job["memory_bytes"]), int(job["cpu_seconds"]))
-    cases = _decode_cases(job, frame.data, jax.numpy)
-    for index, solution in enumerate(job["solutions"]):
-        source = frame.data[solution["offset"] : solution["offset"] + solution["length"]].decode()
-        _run_solution(channel, index, solution, source, job, cases, jax)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    job = JobMessage.from_meta(frame.meta)
+    if not job.hidden_cases:
+        _detach_stdin(stdin)
+    _apply_job_limits(job)
+    cases = _decode(job.cases, frame.data, job, jax.numpy)
+    loaded: list[_Loaded] = []
+    for index, ref in enumerate(job.solutions):
+        source = frame.data[ref.offset : ref.offset + ref.length].decode()
+        solution = _load_solution(channel, index, ref.filename, source, job.entry_point)
+        if solution is None:
+            continue
+        loaded.append(solution)
+        for case_index, args in enumerate(cases):
+            _run_case(channel, solution, case_index, args, job, jax)
+    if job.hidden_cases and len(loaded) == 1 == len(job.solutions):
+        # Everything printed so far belongs to the samples: push it out first.
+        _flush()
+        channel.send(Kind.SAMPLES_DONE, {})
+        hidden = protocol.read_frame(stdin, max_data_bytes=1 << 31)
+        _detach_stdin(stdin)
+        if hidden is None or hidden.kind is not Kind.HIDDEN_CASES:
+            raise SystemExit("no hidden cases received")
+        for case_index, args in enumerate(
+            _decode(hidden.meta["cases"], hidden.data, job, jax.numpy), start=len(cases)
+        ):
+            _run_case(channel, loaded[0], case_index, args, job, jax)
+    _flush()
     channel.send(Kind.DONE, {})
     # Skip interpreter shutdown: atexit handlers and lingering threads of the
     # learner's code get no chance to write anything after DONE.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +51,9 @@ def read_submission(path: str) -> str:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.devices import NoDeviceError, device_for
-    from grader.grade import grade
+    from grader.expected import ReferenceRunError
+    from grader.feedback import learner_view
+    from grader.grade import Mode, grade
     from grader.problem import load_problem
     from grader.report import render_text
 
@@ -61,11 +64,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
         device = device_for(problem.config.device)
     except NoDeviceError as error:
         raise UsageError(f"{args.slug}: {error}") from None
-    report = grade(problem, source, mode="run" if args.samples_only else "submit", device=device)
+    mode: Mode = "run" if args.samples_only else "submit"
+    try:
+        report = grade(problem, source, mode=mode, device=device, variant=args.variant)
+    except ReferenceRunError as error:
+        raise UsageError(f"{args.slug}: the trusted reference run failed: {error}") from None
+    shown = report if args.details else learner_view(report)
     if args.json:
-        print(json.dumps(report.to_json(), allow_nan=False))
+        print(json.dumps(shown.to_json(), allow_nan=False))
     else:
-        print(render_text(report))
+        print(render_text(shown))
     return EXIT_OK if report.accepted else EXIT_FAILED
 
 
@@ -86,15 +94,23 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from grader import expected
+    from grader import expected, warmup_cache
     from grader.problem import load_problem, problem_folders
 
+    if warmup_cache.ensure("cpu") is not None:
+        print(
+            "warm-up compilation cache ready (problem-independent; sandboxes read it)", flush=True
+        )
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
-    for folder in folders:
-        trusted = expected.load_or_compute(load_problem(folder))
-        how = "cached" if trusted.from_cache else f"computed in {trusted.seconds:.1f} s"
-        print(f"{folder.name}: expected outputs and compilation cache ready ({how})", flush=True)
-    return EXIT_OK
+    failed = 0
+    for problem, result in expected.prepare_all([load_problem(folder) for folder in folders]):
+        if isinstance(result, Exception):
+            failed += 1
+            print(f"{problem.slug}: FAILED: {result}", flush=True)
+            continue
+        how = "cached" if result.from_cache else f"computed in {result.seconds:.1f} s"
+        print(f"{problem.slug}: expected outputs ready ({how})", flush=True)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -122,6 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--samples-only", action="store_true", help="grade the sample cases only (like Run)"
     )
+    grade.add_argument(
+        "--details",
+        action="store_true",
+        help="show hidden cases in full, as staff see them (default: what a learner sees)",
+    )
+    grade.add_argument(
+        "--variant",
+        type=int,
+        default=None,
+        help="grade on this draw of the hidden inputs (default: a random one)",
+    )
     grade.set_defaults(handler=cmd_grade)
 
     check = commands.add_parser(
@@ -132,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_check)
 
     prepare = commands.add_parser(
-        "prepare", help="trusted runs of the references: expected outputs and the compilation cache"
+        "prepare", help="trusted runs of the references and mistakes: expected outputs"
     )
     prepare.add_argument("slugs", nargs="*", metavar="SLUG")
     prepare.set_defaults(handler=cmd_prepare)
@@ -148,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="jaxjudge: %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

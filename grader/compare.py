@@ -7,13 +7,15 @@ broadcasting, a scalar is shape ``()``), finiteness, then elementwise
 only where the reference holds the same non-finite value (NaN where NaN, +inf
 where +inf).
 
-Reasons never quote expected values, so they are safe to show for hidden
-cases; callers add values for sample cases themselves.
+Reasons never quote expected values; callers add values for sample cases
+themselves. For hidden cases only ``failure``, the kind of mismatch, is
+shown (grader/feedback.py): the error's size would reveal the expected value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -30,10 +32,21 @@ class Tolerance:
         return f"rtol={self.rtol:g}, atol={self.atol:g}"
 
 
+class Failure(StrEnum):
+    """What kind of mismatch a wrong output is (all a hidden case may say)."""
+
+    INVALID = "invalid"  # not an array at all (None, text, an unconvertible object)
+    DTYPE = "dtype"
+    SHAPE = "shape"
+    NOT_FINITE = "not_finite"
+    TOLERANCE = "tolerance"
+
+
 @dataclass(frozen=True)
 class Comparison:
     ok: bool
     reason: str
+    failure: Failure | None = None
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     # max over elements of |actual - desired| / (atol + rtol * |desired|):
@@ -84,26 +97,28 @@ def compare(
 ) -> Comparison:
     problem = _dtype_problem(actual)
     if problem:
-        return Comparison(False, problem)
+        return Comparison(False, problem, Failure.DTYPE)
     if actual.shape != desired.shape:
         return Comparison(
             False,
             f"expected shape {format_shape(desired.shape)}, got {format_shape(actual.shape)}",
+            Failure.SHAPE,
         )
     a = actual.astype(np.float64)
     d = desired.astype(np.float64)
     problem = _non_finite_problem(a, d)
     if problem:
-        return Comparison(False, problem, tolerance_ratio=float("inf"))
+        return Comparison(False, problem, Failure.NOT_FINITE, tolerance_ratio=float("inf"))
     if a.size == 0:
-        return Comparison(True, "", 0.0, 0.0, 0.0)
+        return Comparison(True, "", None, 0.0, 0.0, 0.0)
     # Non-finite positions already matched exactly above; zero them out so the
     # arithmetic below never sees inf - inf.
     finite = np.isfinite(d)
     a, d = np.where(finite, a, 0.0), np.where(finite, d, 0.0)
-    error = np.abs(a - d)
+    with np.errstate(over="ignore"):  # two huge float64s of opposite signs
+        error = np.abs(a - d)
     allowed = tolerance.atol + tolerance.rtol * np.abs(d)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(error == 0.0, 0.0, error / allowed)
         relative = np.where(error == 0.0, 0.0, error / np.abs(d))
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
@@ -118,6 +133,7 @@ def compare(
     return Comparison(
         ok,
         reason,
+        None if ok else Failure.TOLERANCE,
         max_abs_error=float(error.max()),
         max_rel_error=float(relative.max()),
         tolerance_ratio=max_ratio,

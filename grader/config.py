@@ -42,7 +42,10 @@ class Settings(BaseSettings):
     pool_memory_mb: int = Field(
         4096,
         ge=512,
-        description="Memory ceiling of pooled children; each job lowers it to its problem's limit.",
+        description=(
+            "Memory a pooled child may use while it starts and waits; the problem's own limit"
+            " replaces it when a job is delivered. No problem may ask for more."
+        ),
     )
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'
@@ -54,7 +57,11 @@ class Settings(BaseSettings):
         512, description="Processes and threads one sandbox may hold (cgroup)."
     )
     sandbox_tmp_bytes: int = Field(
-        64 * 1024 * 1024, description="Size of a sandbox's private /tmp."
+        64 * 1024 * 1024, description="Size of a sandbox's private /tmp (counted in its memory)."
+    )
+    sandbox_shm_bytes: int = Field(
+        16 * 1024 * 1024,
+        description="Size of a sandbox's private /dev/shm (counted in its memory).",
     )
 
     database_url: str | None = Field(
@@ -74,6 +81,14 @@ class Settings(BaseSettings):
     max_queued_per_user: int = Field(
         5, ge=1, description="Submissions one user may have waiting at once."
     )
+    max_submits_per_hour: int = Field(
+        60,
+        ge=1,
+        description=(
+            "Graded submits (not runs of the samples) one user may make per problem in an hour:"
+            " bounds how far a search on hidden pass/fail can go."
+        ),
+    )
     publish_new_problems: bool = Field(
         True,
         description=(
@@ -87,11 +102,17 @@ class Settings(BaseSettings):
         return self.database_url or f"sqlite:///{self.data_dir / 'jaxjudge.db'}"
 
     @property
-    def compilation_cache_dir(self) -> Path:
-        """JAX's persistent compilation cache: written by trusted runs only.
-        Resolved, because the cache keys include the path: trusted runs and
-        sandboxes must see the very same one."""
-        return (self.data_dir / "cache" / "jax").resolve()
+    def trusted_cache_dir(self) -> Path:
+        """JAX's persistent compilation cache for trusted runs (references,
+        mistakes, `check`) only. No sandbox ever sees it: its entries are the
+        reference and the mistakes in compiled form."""
+        return (self.data_dir / "cache" / "trusted-jax").resolve()
+
+    @property
+    def warmup_cache_dir(self) -> Path:
+        """The compilation cache filled by the library warm-up alone, one folder per
+        device; the only cache sandboxes read (read-only, at the same path)."""
+        return (self.data_dir / "cache" / "warmup-jax").resolve()
 
     @property
     def expected_cache_dir(self) -> Path:

@@ -23,19 +23,20 @@ from grader.verdicts import Verdict
 
 def diagnose(
     problem: Problem,
-    indices: list[int],
+    keys: list[str],
     solution: SolutionOutcome,
     reports: list[CaseReport],
     trusted: TrustedOutputs,
 ) -> str | None:
+    """``keys[i]``: the case key (grader/cases.py) of the i-th graded case."""
     failing = []
-    for position, (case_index, report) in enumerate(zip(indices, reports, strict=True)):
+    for position, (key, report) in enumerate(zip(keys, reports, strict=True)):
         if report.verdict is not Verdict.WRONG_ANSWER:
             continue
         outcome = solution.cases.get(position)
         if outcome is None or outcome.outputs is None:
             return None
-        failing.append((problem.cases[case_index].name, outcome.outputs))
+        failing.append((key, outcome.outputs))
     if not failing:
         return None
     for mistake in problem.mistakes:

@@ -2,9 +2,12 @@
 known mistake's (what diagnoses are matched against).
 
 They are computed by running the reference and the mistakes together in one
-child process, in the same runtime learners get, and cached on disk by a hash
-of everything they depend on: the problem folder, the reference file, the
-library versions and the device kind. They never travel to a learner's child.
+trusted child process, in the same runtime learners get, on the samples and
+on every variant's hidden cases, and cached on disk by a hash of everything
+they depend on: the problem folder, the reference file, the library versions
+and the device kind. Outputs are filed by case key (grader/cases.py
+``case_key``). They never travel to a learner's child, and neither does the
+trusted compilation cache these runs fill.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +26,7 @@ import numpy as np
 from grader.config import settings
 from grader.job import Job, RunOutcome, Solution
 from grader.problem import Problem
-from grader.runner import PlainLauncher, ProcessRunner, Runner
+from grader.supervise import ProcessRunner, Runner
 from grader.versions import runtime_versions
 
 Outputs = list[np.ndarray[Any, Any]]
@@ -33,7 +38,7 @@ class ReferenceRunError(Exception):
 
 @dataclass
 class TrustedOutputs:
-    reference: dict[str, Outputs]
+    reference: dict[str, Outputs]  # by case key
     mistakes: dict[str, dict[str, Outputs]] = field(default_factory=dict)
     # How each mistake failed where it produced no output (for `check`).
     mistake_errors: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -55,17 +60,22 @@ def cache_key(problem: Problem, device: str) -> str:
 
 
 def trusted_job(problem: Problem, device: str) -> Job:
+    """The reference and every mistake on the samples and every variant's hidden cases."""
     solutions = [Solution("reference", problem.reference_source, filename="reference.py")]
     solutions += [
         Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes
     ]
     limits = problem.config.limits
+    bank = problem.case_bank
+    cases = tuple(case for _key, case in bank.keyed())
+    # A learner's budget per solution, scaled by how many more cases this run has.
+    scale = len(cases) / (len(bank.samples) + len(bank.for_variant(0)))
     return Job(
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
         solutions=tuple(solutions),
-        cases=tuple(problem.cases),
-        wall_seconds=limits.wall_seconds * len(solutions),
+        cases=cases,
+        wall_seconds=limits.wall_seconds * len(solutions) * scale,
         memory_mb=limits.memory_mb,
         device=device,
     )
@@ -97,28 +107,28 @@ def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Output
 
 
 def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None) -> TrustedOutputs:
-    # Trusted code: a plain child that may fill the compilation cache.
-    outcome = (runner or ProcessRunner(PlainLauncher(compilation_cache_writable=True))).run(
-        trusted_job(problem, device)
-    )
+    """Run the reference and the mistakes on every case of every variant (trusted: a
+    plain child with the trusted compilation cache)."""
+    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device))
     if outcome.startup_error:
         raise ReferenceRunError(outcome.startup_error)
+    keys = [key for key, _case in problem.case_bank.keyed()]
     trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
-    for case_index, case in enumerate(problem.cases):
+    for case_index, key in enumerate(keys):
         arrays = _arrays(outcome, 0, case_index)
         if arrays is None:
             reason = _describe_failure(outcome, 0, case_index)
-            raise ReferenceRunError(f"the reference failed on case {case.name!r}: {reason}")
-        trusted.reference[case.name] = arrays
+            raise ReferenceRunError(f"the reference failed on case {key!r}: {reason}")
+        trusted.reference[key] = arrays
     for mistake_index, mistake in enumerate(problem.mistakes, start=1):
         outputs = trusted.mistakes.setdefault(mistake.name, {})
         errors = trusted.mistake_errors.setdefault(mistake.name, {})
-        for case_index, case in enumerate(problem.cases):
+        for case_index, key in enumerate(keys):
             arrays = _arrays(outcome, mistake_index, case_index)
             if arrays is None:
-                errors[case.name] = _describe_failure(outcome, mistake_index, case_index)
+                errors[key] = _describe_failure(outcome, mistake_index, case_index)
             else:
-                outputs[case.name] = arrays
+                outputs[key] = arrays
     return trusted
 
 
@@ -153,29 +163,36 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
     return trusted
 
 
-def _paths(problem: Problem, device: str) -> tuple[Path, Path]:
-    """The expected-outputs file, and the marker saying the trusted run that
-    made it also filled the compilation cache (which may be wiped separately)."""
-    name = f"{problem.slug}-{device}-{cache_key(problem, device)}"
-    return (
-        settings.expected_cache_dir / f"{name}.npz",
-        settings.compilation_cache_dir / f".filled-{name}",
-    )
+def _path(problem: Problem, device: str) -> Path:
+    return settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
 
 
 def load_or_compute(
     problem: Problem, device: str = "cpu", runner: Runner | None = None
 ) -> TrustedOutputs:
-    outputs, filled = _paths(problem, device)
-    if outputs.is_file() and filled.is_file():
-        return _load(outputs)
+    path = _path(problem, device)
+    if path.is_file():
+        return _load(path)
     trusted = compute(problem, device, runner)
     store(problem, trusted, device)
     return trusted
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
-    outputs, filled = _paths(problem, device)
-    _save(outputs, trusted)
-    filled.parent.mkdir(parents=True, exist_ok=True)
-    filled.touch()
+    _save(_path(problem, device), trusted)
+
+
+def prepare_all(
+    problems: list[Problem], device: str = "cpu", workers: int | None = None
+) -> Iterator[tuple[Problem, TrustedOutputs | Exception]]:
+    """``load_or_compute`` for many problems, one trusted child per core at a time;
+    yields each problem with its outputs (or what went wrong) as it finishes."""
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as executor:
+        futures = {
+            executor.submit(load_or_compute, problem, device): problem for problem in problems
+        }
+        for future in as_completed(futures):
+            try:
+                yield futures[future], future.result()
+            except Exception as error:  # reported per problem; the others go on
+                yield futures[future], error

@@ -1,7 +1,14 @@
-"""Grade one submission: run it in a child, compare in this process, diagnose."""
+"""Grade one submission: run it in a child, compare in this process, diagnose.
+
+A submit grades the samples, then the hidden cases of one *variant* of the
+hidden inputs (grader/cases.py), drawn at random unless the caller names one
+(a regrade reproduces the draw a submission got). The report holds every
+detail; grader/feedback.py decides what a learner may see of it.
+"""
 
 from __future__ import annotations
 
+import secrets
 import signal
 import time
 from typing import Any, Literal
@@ -9,24 +16,24 @@ from typing import Any, Literal
 import numpy as np
 
 from grader import expected
-from grader.compare import compare, format_shape
+from grader.cases import Case, case_key
+from grader.compare import Failure, compare, format_shape
 from grader.config import settings
 from grader.diagnose import diagnose
 from grader.job import CaseOutcome, Job, RunOutcome, Solution
+from grader.launch import PlainLauncher
 from grader.problem import Problem
 from grader.report import CaseReport, GradeReport, describe_value, shown_values
-from grader.runner import PlainLauncher, ProcessRunner, Runner
+from grader.supervise import ProcessRunner, Runner
 from grader.verdicts import Verdict
 from grader.versions import runtime_versions
 
 Mode = Literal["run", "submit"]
 
 
-def selected_cases(problem: Problem, mode: Mode) -> list[int]:
-    """Samples first, then hidden cases; `run` grades samples only."""
-    samples = [i for i, case in enumerate(problem.cases) if case.sample]
-    hidden = [i for i, case in enumerate(problem.cases) if not case.sample]
-    return samples if mode == "run" else samples + hidden
+def draw_variant(problem: Problem) -> int:
+    """A secret, uniform draw of the hidden inputs for one submission."""
+    return secrets.randbelow(problem.config.variants)
 
 
 def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict, str]:
@@ -37,6 +44,11 @@ def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict,
         return (
             Verdict.OUTPUT_LIMIT_EXCEEDED,
             "the submission printed more than the output limit and was stopped",
+        )
+    if outcome.memory_killed:
+        return (
+            Verdict.MEMORY_LIMIT_EXCEEDED,
+            f"the submission used more than its {memory_mb} MB of memory and was stopped",
         )
     status = outcome.exit_status
     if status == -signal.SIGXCPU:
@@ -71,6 +83,7 @@ def _compare_case(
         prefix = f"output {problem.config.outputs[index].name}: " if len(desired) > 1 else ""
         if isinstance(actual, str):
             report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + actual
+            report.failure = Failure.INVALID.value
             return
         result = compare(actual, want, problem.tolerance(index))
         ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
@@ -83,22 +96,30 @@ def _compare_case(
             report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
         if not result.ok:
             report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
+            report.failure = result.failure.value if result.failure else None
+            report.expected_shape, report.actual_shape = (
+                format_shape(want.shape),
+                format_shape(actual.shape),
+            )
             return
 
 
 def _case_reports(
-    problem: Problem, indices: list[int], outcome: RunOutcome, trusted: expected.TrustedOutputs
+    problem: Problem,
+    cases: tuple[Case, ...],
+    keys: list[str],
+    outcome: RunOutcome,
+    trusted: expected.TrustedOutputs,
 ) -> list[CaseReport]:
     solution = outcome.solutions[0]
     reports: list[CaseReport] = []
     stopped = False
-    for position, case_index in enumerate(indices):
-        case = problem.cases[case_index]
+    for position, (case, key) in enumerate(zip(cases, keys, strict=True)):
         report = CaseReport(name=case.name, hidden=not case.sample, verdict=Verdict.SKIPPED)
         reports.append(report)
         if not report.hidden:
             report.inputs = {name: describe_value(value) for name, value in case.args.items()}
-            report.expected = [shown_values(out) for out in trusted.reference[case.name]]
+            report.expected = [shown_values(out) for out in trusted.reference[key]]
         got = solution.cases.get(position)
         if got is None:
             if not stopped and not solution.error_verdict:
@@ -110,8 +131,9 @@ def _case_reports(
         report.seconds = round(got.seconds, 6)
         if got.error_verdict:
             report.verdict, report.message = got.error_verdict, got.message
+            report.exception = got.exception or None
             continue
-        _compare_case(problem, report, got, trusted.reference[case.name])
+        _compare_case(problem, report, got, trusted.reference[key])
         if not report.hidden and got.outputs is not None:
             report.actual = [
                 shown_values(o) if isinstance(o, np.ndarray) else o for o in got.outputs
@@ -129,7 +151,8 @@ def _overall(reports: list[CaseReport]) -> Verdict:
 def build_report(
     problem: Problem,
     mode: Mode,
-    indices: list[int],
+    variant: int,
+    job: Job,
     outcome: RunOutcome,
     trusted: expected.TrustedOutputs,
 ) -> GradeReport:
@@ -141,6 +164,8 @@ def build_report(
         score=0.0,
         stdout=outcome.stdout,
         versions=versions,
+        variant=variant if job.hidden_cases else None,
+        hidden_output=outcome.hidden_output,
     )
     if outcome.stdout_truncated:
         report.stdout += "\n[output truncated]"
@@ -151,7 +176,8 @@ def build_report(
         )
         return report
     solution = outcome.solutions[0]
-    report.cases = _case_reports(problem, indices, outcome, trusted)
+    keys = [case_key(case, variant) for case in job.all_cases]
+    report.cases = _case_reports(problem, job.all_cases, keys, outcome, trusted)
     if solution.error_verdict:
         report.verdict, report.message = solution.error_verdict, solution.message
     else:
@@ -159,17 +185,26 @@ def build_report(
         report.score = round(
             sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4
         )
-    if outcome.output_limit_hit:
-        report.verdict, report.score = Verdict.OUTPUT_LIMIT_EXCEEDED, 0.0
-        report.message = "Your code printed more than the output limit allows."
-    if outcome.protocol_error:
+    # A limit that stopped the run explains it better than the half-written frame
+    # the stop may have left on the result channel.
+    if outcome.protocol_error and not (outcome.timed_out or outcome.memory_killed):
         # Anything odd on the result channel fails the submission, whatever the cases said.
         report.verdict, report.score = Verdict.RUNTIME_ERROR, 0.0
         report.message = (
             "Your code interfered with the grader's result channel; results cannot be trusted."
         )
+    if outcome.output_limit_hit:
+        report.verdict, report.score = Verdict.OUTPUT_LIMIT_EXCEEDED, 0.0
+        report.message = "Your code printed more than the output limit allows."
+    if outcome.memory_killed:
+        # Whichever process the kernel stopped, the sandbox as a whole went over.
+        report.verdict, report.score = Verdict.MEMORY_LIMIT_EXCEEDED, 0.0
+        report.message = (
+            f"Your code used more than the {problem.config.limits.memory_mb} MB memory limit"
+            " (all of its processes together)."
+        )
     if report.verdict is Verdict.WRONG_ANSWER:
-        report.diagnosis = diagnose(problem, indices, outcome.solutions[0], report.cases, trusted)
+        report.diagnosis = diagnose(problem, keys, solution, report.cases, trusted)
     return report
 
 
@@ -179,7 +214,22 @@ def learner_runner() -> Runner:
         from grader.sandbox import SandboxLauncher
 
         return ProcessRunner(SandboxLauncher())
-    return ProcessRunner(PlainLauncher(compilation_cache_writable=False))
+    return ProcessRunner(PlainLauncher(trusted=False))
+
+
+def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device: str) -> Job:
+    limits = problem.config.limits
+    bank = problem.case_bank
+    return Job(
+        entry_point=problem.config.entry_point,
+        n_outputs=len(problem.config.outputs),
+        solutions=(Solution("submission", source),),
+        cases=bank.samples,
+        hidden_cases=bank.for_variant(variant) if mode == "submit" else (),
+        wall_seconds=limits.wall_seconds,
+        memory_mb=limits.memory_mb,
+        device=device,
+    )
 
 
 def grade(
@@ -190,20 +240,15 @@ def grade(
     device: str = "cpu",
     runner: Runner | None = None,
     trusted: expected.TrustedOutputs | None = None,
+    variant: int | None = None,
 ) -> GradeReport:
+    """Grade ``source``; ``variant`` picks the hidden inputs (drawn at random when None,
+    taken modulo the problem's variants otherwise)."""
     started = time.monotonic()
     trusted = trusted or expected.load_or_compute(problem, device)
-    indices = selected_cases(problem, mode)
-    job = Job(
-        entry_point=problem.config.entry_point,
-        n_outputs=len(problem.config.outputs),
-        solutions=(Solution("submission", source),),
-        cases=tuple(problem.cases[i] for i in indices),
-        wall_seconds=problem.config.limits.wall_seconds,
-        memory_mb=problem.config.limits.memory_mb,
-        device=device,
-    )
+    chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
+    job = learner_job(problem, source, mode, chosen, device)
     outcome = (runner or learner_runner()).run(job)
-    report = build_report(problem, mode, indices, outcome, trusted)
+    report = build_report(problem, mode, chosen, job, outcome, trusted)
     report.seconds = round(time.monotonic() - started, 3)
     return report

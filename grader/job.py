@@ -20,6 +20,10 @@ class Solution:
 
 @dataclass(frozen=True)
 class Job:
+    """One child's work. ``cases`` run first; ``hidden_cases`` reach the child
+    only after it has reported every one of ``cases`` (a learner's submit:
+    samples, then hidden cases). A job with hidden cases has one solution."""
+
     entry_point: str
     n_outputs: int
     solutions: tuple[Solution, ...]
@@ -27,31 +31,45 @@ class Job:
     wall_seconds: float
     memory_mb: int
     device: str = "cpu"
+    hidden_cases: tuple[Case, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.hidden_cases and len(self.solutions) != 1:
+            raise ValueError("a job with hidden cases runs exactly one solution")
+
+    @property
+    def all_cases(self) -> tuple[Case, ...]:
+        return self.cases + self.hidden_cases
 
 
 @dataclass
 class CaseOutcome:
     """One case as the child reported it: outputs (each an array or a reason it is
-    not one), or an error with the verdict the child proposed."""
+    not one), or an error with the verdict the child proposed and the
+    exception's class name."""
 
     seconds: float
     outputs: list[np.ndarray[Any, Any] | str] | None = None
     error_verdict: Verdict | None = None
     message: str = ""
+    exception: str = ""
 
 
 @dataclass
 class SolutionOutcome:
     error_verdict: Verdict | None = None
     message: str = ""
+    exception: str = ""
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
 
 
 @dataclass
 class RunOutcome:
     solutions: list[SolutionOutcome]
-    stdout: str = ""
+    stdout: str = ""  # printed before any hidden input reached the child
     stdout_truncated: bool = False
+    hidden_output: str = ""  # printed once hidden inputs were there: never shown to learners
+    hidden_started: bool = False  # the hidden cases' inputs were sent to the child
     timed_out: bool = False
     output_limit_hit: bool = False
     memory_killed: bool = False  # the cgroup's memory limit killed a process

@@ -8,9 +8,10 @@ number of submissions graded at once. A child is used
 for exactly one submission and then destroyed with its sandbox, so nothing
 passes from one submission to the next.
 
-Children start under the pool's memory ceiling (prlimit and cgroup, from
-outside); each lowers its own address-space limit to the job's before running
-learner code.
+Children start under the pool's memory ceiling; when a job is delivered,
+its sandbox's cgroup is set to the problem's own limit before the child
+reads the job (grader/supervise.py), so the limit that holds while learner
+code runs is the problem's, for every process of the sandbox together.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import threading
 from collections import deque
 
 from grader.job import Job, RunOutcome
-from grader.runner import Launcher, StartedChild
+from grader.launch import Launcher
+from grader.supervise import StartedChild
 
 log = logging.getLogger("jaxjudge.pool")
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from grader.cases import Case, load_cases
+from grader.cases import CaseBank, load_cases
 from grader.compare import Tolerance
 from grader.config import settings
 from grader.errors import ProblemError
@@ -59,7 +59,10 @@ class LimitsConfig(_Strict):
         description="Wall-clock budget for a whole submission (import, compile, all cases).",
     )
     memory_mb: int = Field(
-        2048, ge=512, le=65536, description="Address-space limit of the child process, MiB."
+        2048,
+        ge=512,
+        le=65536,
+        description="Memory the whole sandbox may use (every process and its tmpfs files), MiB.",
     )
 
 
@@ -86,6 +89,15 @@ class ProblemConfig(_Strict):
     )
     device: Literal["cpu", "gpu", "any"] = Field(
         "any", description="Which workers may grade this problem."
+    )
+    variants: int = Field(
+        16,
+        ge=8,
+        le=64,
+        description=(
+            "How many draws of the hidden inputs cases.py makes (cases(seed) for seed = 0 .."
+            " variants - 1); each submission is graded on one, drawn at random and kept secret."
+        ),
     )
 
     @field_validator("arguments")
@@ -146,8 +158,8 @@ class Problem:
         return self.reference_path.read_text()
 
     @cached_property
-    def cases(self) -> list[Case]:
-        return load_cases(self.folder / "cases.py", self.config.arguments)
+    def case_bank(self) -> CaseBank:
+        return load_cases(self.folder / "cases.py", self.config.arguments, self.config.variants)
 
     def tolerance(self, output_index: int) -> Tolerance:
         own = self.config.outputs[output_index].tolerance

@@ -9,6 +9,16 @@ little-endian). Nothing is ever pickled. Arrays travel as a whitelisted dtype
 name, a bounded shape and an offset into ``data``; the receiver rebuilds them
 from bytes with ``numpy.frombuffer`` and so never runs code the sender chose.
 
+Metadata is parsed strictly: only finite numbers, integers of at most 19
+digits, nesting at most ``MAX_META_DEPTH`` deep. Anything else is a
+``ProtocolError``, which the parent turns into the submission's failure.
+
+A job travels in two phases (see ``JobMessage``): the JOB frame carries the
+solutions and the *first* cases (a learner's samples); the hidden cases follow
+in a HIDDEN_CASES frame only after the child has reported every first case and
+sent SAMPLES_DONE. So whatever the child said about a sample was said before
+any hidden input existed in its memory.
+
 This module imports only the standard library and numpy, because the child
 loads it inside the sandbox before any learner code runs.
 """
@@ -29,6 +39,8 @@ _HEADER = struct.Struct("<4sB3xIQ")
 HEADER_SIZE = _HEADER.size
 
 MAX_META_BYTES = 256 * 1024
+MAX_META_DEPTH = 8
+MAX_INT_DIGITS = 19
 MAX_NDIM = 8
 
 # Dtypes allowed on the wire. bool and complex travel so that the parent can
@@ -54,12 +66,14 @@ WIRE_DTYPES = frozenset(
 
 
 class Kind(IntEnum):
-    JOB = 1  # parent -> child: what to run
+    JOB = 1  # parent -> child: what to run, with the first cases
     HELLO = 2  # child -> parent: runtime is imported and ready
     SOLUTION_ERROR = 3  # child -> parent: a solution failed before its cases ran
     CASE_RESULT = 4  # child -> parent: one case's outputs
     CASE_ERROR = 5  # child -> parent: one case raised
     DONE = 6  # child -> parent: all solutions finished
+    SAMPLES_DONE = 7  # child -> parent: every first case reported; send the hidden ones
+    HIDDEN_CASES = 8  # parent -> child: the hidden cases' inputs
 
 
 class ProtocolError(Exception):
@@ -94,6 +108,50 @@ def _reject_constant(name: str) -> float:
     raise ProtocolError(f"non-finite number {name} in frame metadata")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses as inf without any NaN/Infinity token
+        raise ProtocolError(f"non-finite number {text[:40]} in frame metadata")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ProtocolError("an integer in frame metadata has too many digits")
+    return int(text)
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of parsed JSON, giving up (returning limit + 1) past the limit."""
+    if limit < 0:
+        return 1
+    if isinstance(value, dict):
+        return 1 + max((_depth(item, limit - 1) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item, limit - 1) for item in value), default=0)
+    return 0
+
+
+def parse_meta(meta_bytes: bytes) -> dict[str, Any]:
+    """Strict JSON for frame metadata: an object, finite numbers, bounded depth."""
+    try:
+        meta = json.loads(
+            meta_bytes.decode(),
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ProtocolError(f"frame metadata is not JSON: {error}") from None
+    except RecursionError:
+        raise ProtocolError("frame metadata is nested too deeply") from None
+    if not isinstance(meta, dict):
+        raise ProtocolError("frame metadata is not a JSON object")
+    if _depth(meta, MAX_META_DEPTH) > MAX_META_DEPTH:
+        raise ProtocolError(f"frame metadata is nested more than {MAX_META_DEPTH} levels deep")
+    return meta
+
+
 def read_frame(stream: BinaryIO, *, max_data_bytes: int) -> Frame | None:
     """Read one frame; ``None`` on a clean end of stream before a header."""
     header = _read_exact(stream, HEADER_SIZE)
@@ -116,13 +174,7 @@ def read_frame(stream: BinaryIO, *, max_data_bytes: int) -> Frame | None:
     data = _read_exact(stream, data_len)
     if len(meta_bytes) != meta_len or len(data) != data_len:
         raise ProtocolError("truncated frame body")
-    try:
-        meta = json.loads(meta_bytes.decode(), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ProtocolError(f"frame metadata is not JSON: {error}") from None
-    if not isinstance(meta, dict):
-        raise ProtocolError("frame metadata is not a JSON object")
-    return Frame(kind, meta, data)
+    return Frame(kind, parse_meta(meta_bytes), data)
 
 
 def array_spec(array: np.ndarray[Any, Any], offset: int) -> dict[str, Any]:
@@ -134,11 +186,12 @@ def array_spec(array: np.ndarray[Any, Any], offset: int) -> dict[str, Any]:
     }
 
 
-def pack_arrays(arrays: list[np.ndarray[Any, Any]]) -> tuple[list[dict[str, Any]], bytes]:
-    """Lay arrays end to end (little-endian, C order); return their specs and the buffer."""
+def pack_arrays(
+    arrays: list[np.ndarray[Any, Any]], offset: int = 0
+) -> tuple[list[dict[str, Any]], bytes]:
+    """Lay arrays end to end (little-endian, C order) from ``offset``; return their specs and the buffer."""
     specs: list[dict[str, Any]] = []
     chunks: list[bytes] = []
-    offset = 0
     for array in arrays:
         if array.dtype.name not in WIRE_DTYPES:
             raise ValueError(f"dtype {array.dtype.name} cannot travel on the channel")
@@ -160,6 +213,8 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
     """Rebuild one array from its spec, validating every field against ``data``."""
     if not isinstance(spec, dict):
         raise ProtocolError("array spec is not an object")
+    if set(spec) != {"dtype", "shape", "offset", "nbytes"}:
+        raise ProtocolError("array spec has missing or unknown fields")
     dtype_name = spec.get("dtype")
     if dtype_name not in WIRE_DTYPES:
         raise ProtocolError(f"dtype {dtype_name!r} is not allowed on the channel")
@@ -177,3 +232,96 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
         raise ProtocolError("array bytes do not match its dtype and shape")
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     return flat.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+
+
+# Case inputs: each argument a Python float or an array.
+Argument = float | np.ndarray[Any, Any]
+
+
+def pack_cases(cases: list[list[Argument]], offset: int = 0) -> tuple[list[dict[str, Any]], bytes]:
+    """Case inputs as metadata plus one buffer starting at ``offset`` of the frame's data."""
+    meta: list[dict[str, Any]] = []
+    chunks: list[bytes] = []
+    for args in cases:
+        encoded: list[dict[str, Any]] = []
+        for value in args:
+            if isinstance(value, float):
+                encoded.append({"kind": "float", "value": value})
+                continue
+            specs, raw = pack_arrays([value], offset)
+            encoded.append({"kind": "array", "spec": specs[0]})
+            chunks.append(raw)
+            offset += len(raw)
+        meta.append({"args": encoded})
+    return meta, b"".join(chunks)
+
+
+def unpack_cases(
+    meta: list[dict[str, Any]], data: bytes, *, max_elements: int
+) -> list[list[Argument]]:
+    cases: list[list[Argument]] = []
+    for case in meta:
+        args: list[Argument] = []
+        for arg in case["args"]:
+            if arg["kind"] == "float":
+                args.append(float(arg["value"]))
+            else:
+                args.append(unpack_array(arg["spec"], data, max_elements=max_elements))
+        cases.append(args)
+    return cases
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where one solution's UTF-8 source lies in the JOB frame's data."""
+
+    filename: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class JobMessage:
+    """The JOB frame's metadata (parent -> child), typed on both sides.
+
+    ``hidden_cases``: how many cases a HIDDEN_CASES frame will bring after
+    SAMPLES_DONE (0: none, the child finishes after the first cases).
+    ``address_space_bytes``: an RLIMIT_AS to set before learner code runs, only
+    where no cgroup bounds the sandbox's memory (None: leave it alone)."""
+
+    entry_point: str
+    n_outputs: int
+    max_elements: int
+    max_input_elements: int
+    cpu_seconds: int
+    address_space_bytes: int | None
+    solutions: tuple[SourceRef, ...]
+    cases: tuple[dict[str, Any], ...]
+    hidden_cases: int = 0
+
+    def to_meta(self) -> dict[str, Any]:
+        return {
+            "entry_point": self.entry_point,
+            "n_outputs": self.n_outputs,
+            "max_elements": self.max_elements,
+            "max_input_elements": self.max_input_elements,
+            "cpu_seconds": self.cpu_seconds,
+            "address_space_bytes": self.address_space_bytes,
+            "solutions": [vars(ref) for ref in self.solutions],
+            "cases": list(self.cases),
+            "hidden_cases": self.hidden_cases,
+        }
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> JobMessage:
+        return cls(
+            entry_point=str(meta["entry_point"]),
+            n_outputs=int(meta["n_outputs"]),
+            max_elements=int(meta["max_elements"]),
+            max_input_elements=int(meta["max_input_elements"]),
+            cpu_seconds=int(meta["cpu_seconds"]),
+            address_space_bytes=meta["address_space_bytes"],
+            solutions=tuple(SourceRef(**ref) for ref in meta["solutions"]),
+            cases=tuple(meta["cases"]),
+            hidden_cases=int(meta["hidden_cases"]),
+        )

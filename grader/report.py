@@ -1,4 +1,10 @@
-"""The grading report: what a learner (and `jaxjudge grade --json`) sees."""
+"""The grading report: everything a grading found.
+
+A report holds full details, hidden cases included, for staff (a learner's
+timeline, the author preview, `jaxjudge grade --details`). What a learner
+may see of it is ``grader.feedback.learner_view``. ``to_json`` always gives
+strict JSON: a non-finite number becomes null.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +31,10 @@ class CaseReport:
     expected_shape: str | None = None
     actual_shape: str | None = None
     message: str = ""
+    # A wrong answer's kind of mismatch (grader.compare.Failure), a runtime
+    # error's exception class: what a hidden case may tell the learner.
+    failure: str | None = None
+    exception: str | None = None
     # Sample cases only: what went in, what was expected, what came out.
     inputs: dict[str, str] | None = None
     expected: list[Any] | None = None
@@ -40,9 +50,15 @@ class GradeReport:
     cases: list[CaseReport] = field(default_factory=list)
     diagnosis: str | None = None
     message: str = ""
-    stdout: str = ""
+    stdout: str = ""  # printed before any hidden input reached the child
     versions: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    # Staff only (grader.feedback removes them): which draw of the hidden
+    # inputs was graded, and what was printed while hidden cases ran.
+    variant: int | None = None
+    hidden_output: str = ""
+    # Set in a learner's view: output was printed during hidden cases and is not shown.
+    hidden_output_withheld: bool = False
 
     @property
     def accepted(self) -> bool:
@@ -67,7 +83,15 @@ class GradeReport:
         for case in data["cases"]:
             case["verdict"] = case["verdict"].value
             case["hidden"] = bool(case["hidden"])
+            for key in ("seconds", "max_abs_error", "max_rel_error"):
+                case[key] = finite_or_none(case[key])
+        data["score"] = finite_or_none(data["score"]) or 0.0
+        data["seconds"] = finite_or_none(data["seconds"]) or 0.0
         return data
+
+
+def finite_or_none(value: float | None) -> float | None:
+    return value if value is None or math.isfinite(value) else None
 
 
 def describe_value(value: float | np.ndarray[Any, Any]) -> str:
@@ -121,6 +145,12 @@ def render_text(report: GradeReport) -> str:
             lines.append(f"      got:      {_one_or_all(case.actual)}")
     if report.stdout:
         lines += ["", "Captured output:", report.stdout.rstrip()]
+    if report.hidden_output_withheld:
+        lines += ["", "(Output printed while hidden cases ran is not shown.)"]
+    if report.hidden_output:
+        lines += ["", "Output during hidden cases (staff only):", report.hidden_output.rstrip()]
+    if report.variant is not None:
+        lines += ["", f"Hidden inputs: variant {report.variant}"]
     versions = ", ".join(f"{name} {value}" for name, value in report.versions.items())
     lines += ["", f"Runtime: {versions}"]
     return "\n".join(lines)

@@ -7,13 +7,17 @@ One fresh sandbox per submission, discarded afterwards:
 - started from a clean environment (bubblewrap itself gets only the
   allow-list, and `--clearenv` repeats it inside);
 - the filesystem: read-only `/usr`, the Python installation and the
-  virtualenv; the child's three source files at `/judge`; the compilation
-  cache read-only; a private size-capped tmpfs at `/tmp` as the only writable
-  place. Nothing of the project folder (`reference_solutions/`, `var/`,
-  `problems/`) exists inside;
-- limits from outside: rlimits via prlimit (address space, core, file size,
-  open files), a cgroup per sandbox for processes and memory where the host
-  allows it, the wall clock by killing the whole group;
+  virtualenv; the child's source files (`CHILD_FILES`) at `/judge`; private
+  size-capped tmpfs at `/tmp` and `/dev/shm` as the only writable places;
+  read-only, the compilation cache that only the library warm-up filled
+  (grader/warmup_cache.py). Nothing else of the project folder
+  (`reference_solutions/`, `problems/`, the rest of `var/`) exists inside, and
+  never the trusted compilation cache: its programs are the reference and the
+  mistakes in executable form;
+- limits from outside (grader/limits.py): a cgroup per sandbox for memory
+  (all processes and tmpfs pages together, set to the problem's limit when a
+  job is bound to the child) and processes, rlimits via prlimit (CPU, core,
+  file size, open files), the wall clock by killing the whole group;
 - a seccomp filter (grader/seccomp.py).
 """
 
@@ -21,16 +25,18 @@ from __future__ import annotations
 
 import shutil
 import sys
-from functools import cache
 from pathlib import Path
 
-from grader import cgroups, seccomp
+from grader import cgroups, seccomp, warmup_cache
 from grader.config import PROJECT_ROOT, settings
-from grader.runner import LaunchSpec, clean_environment, compilation_cache_env, rlimit_command
+from grader.launch import LaunchSpec, clean_environment, rlimit_command
+from grader.limits import sandbox_limits
+from grader.warmup_cache import sandbox_env as warmup_cache_env
 
 SANDBOX_HOME = "/tmp"
 JUDGE_DIR = "/judge"
-CHILD_FILES = ("__init__.py", "child.py", "protocol.py", "warmup.py")
+# Exactly what grader/child.py imports of the grader (a test checks it).
+CHILD_FILES = ("__init__.py", "child.py", "protocol.py", "verdicts.py", "warmup.py")
 BOOTSTRAP = f"import sys; sys.path.insert(0, {JUDGE_DIR!r}); from grader.child import main; main()"
 
 
@@ -45,11 +51,6 @@ def bwrap_path() -> str:
             "bubblewrap (bwrap) is not installed: run `make venv` as root, or `sudo apt-get install bubblewrap`"
         )
     return path
-
-
-@cache
-def _cgroup_layout() -> cgroups.CgroupLayout | None:
-    return cgroups.detect() if settings.use_cgroups else None
 
 
 def _system_binds() -> list[str]:
@@ -89,22 +90,24 @@ def _gpu_binds() -> list[str]:
     args: list[str] = []
     for device in sorted(Path("/dev").glob("nvidia*")):
         args += ["--dev-bind", str(device), str(device)]
-    for name in ("/proc/driver/nvidia", "/usr/local/nvidia", "/usr/local/cuda"):
-        if Path(name).exists():
-            args += ["--ro-bind", name, name]
+    # CUDA's own trees (/usr/local/cuda, /usr/local/nvidia) are under /usr,
+    # bound already: a second bind below it fails when it is a symlink.
+    if Path("/proc/driver/nvidia").exists():
+        args += ["--ro-bind", "/proc/driver/nvidia", "/proc/driver/nvidia"]
     return args
 
 
 def bwrap_arguments(
-    *, device: str, result_fd: int, seccomp_fd: int | None, warm_up: bool = False
+    *,
+    device: str,
+    result_fd: int,
+    seccomp_fd: int | None,
+    warm_up: bool = False,
+    warmup_cache: Path | None = None,
 ) -> list[str]:
     env = clean_environment(device, SANDBOX_HOME)
-    # Same path inside as outside: JAX's cache keys include the cache's path
-    # (through XLA's autotuning-cache option), so a different mount point
-    # would miss every entry.
-    cache_dir = settings.compilation_cache_dir
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    env.update(compilation_cache_env(cache_dir, writable=False))
+    if warmup_cache is not None:
+        env |= warmup_cache_env(warmup_cache)
     args = [
         bwrap_path(),
         "--unshare-all",
@@ -126,8 +129,14 @@ def bwrap_arguments(
     # /tmp, pytest's data directory) and must land on top of it, not under it.
     args += ["--size", str(settings.sandbox_tmp_bytes), "--tmpfs", SANDBOX_HOME]
     args += _system_binds() + _python_binds() + _judge_binds()
-    args += ["--ro-bind", str(cache_dir), str(cache_dir)]
+    if warmup_cache is not None:
+        # At its own path: JAX's cache keys include the cache's location.
+        args += ["--ro-bind", str(warmup_cache), str(warmup_cache)]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    # --dev leaves /dev/shm a directory of /dev's own tmpfs, sized at half of
+    # RAM: a size-capped tmpfs of its own instead (its pages count in the
+    # sandbox's memory cgroup like every other).
+    args += ["--perms", "1777", "--size", str(settings.sandbox_shm_bytes), "--tmpfs", "/dev/shm"]
     if device == "gpu":
         args += _gpu_binds()
     args += ["--chdir", SANDBOX_HOME]
@@ -141,15 +150,24 @@ class SandboxLauncher:
     """Starts each child inside its own bubblewrap sandbox.
 
     ``warm_up``: exercise the libraries before HELLO (grader/warmup.py), for
-    pooled children whose start-up nobody waits for."""
+    pooled children whose start-up nobody waits for. The child starts under
+    ``memory_mb`` (a pool's ceiling); the job's own limit replaces it when the
+    job is delivered (``LaunchSpec.set_memory_limit``)."""
 
     def __init__(self, *, warm_up: bool = False) -> None:
         self.warm_up = warm_up
 
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        limits = sandbox_limits()
         seccomp_fd = seccomp.filter_fd()
-        argv = rlimit_command(memory_mb) + bwrap_arguments(
-            device=device, result_fd=result_fd, seccomp_fd=seccomp_fd, warm_up=self.warm_up
+        argv = rlimit_command(
+            address_space_bytes=limits.address_space_bytes(memory_mb, device)
+        ) + bwrap_arguments(
+            device=device,
+            result_fd=result_fd,
+            seccomp_fd=seccomp_fd,
+            warm_up=self.warm_up,
+            warmup_cache=warmup_cache.ensure(device),
         )
         # bubblewrap itself starts from the allow-list: nothing of ours leaks
         # through /proc/<pid>/environ of any process in the sandbox.
@@ -158,16 +176,15 @@ class SandboxLauncher:
             {"PATH": "/usr/bin:/bin"},
             "/",
             pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+            address_space_bytes=lambda job_mb: limits.address_space_bytes(job_mb, device),
         )
-        layout = _cgroup_layout()
-        if layout is not None:
+        if limits.cgroup is not None:
             group = cgroups.SandboxCgroup(
-                layout,
-                max_pids=settings.sandbox_max_pids,
-                memory_bytes=(memory_mb + settings.sandbox_tmp_bytes // 2**20) * 2**20,
+                limits.cgroup, max_pids=settings.sandbox_max_pids, memory_bytes=memory_mb * 2**20
             )
             spec.argv = group.entry_command() + spec.argv
             spec.kill_all = group.kill_all
             spec.memory_killed = group.oom_killed
+            spec.set_memory_limit = group.set_memory_limit
             spec.cleanup.append(group.remove)
         return spec

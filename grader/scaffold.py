@@ -52,17 +52,23 @@ def solve(x, scale):
 
 {TODO}: explain the reference solution; learners see this after solving.
 """,
-    "cases.py": '''"""Cases: deterministic, scalars as Python floats, arrays as float32."""
+    "cases.py": '''"""Cases: scalars as Python floats, arrays as float32.
+
+jaxjudge calls cases(seed) once per variant (seed = 0, 1, ...): samples stay
+the same for every seed, hidden cases keep their names and shapes and draw
+fresh values from the seed, so each submission meets different hidden inputs.
+"""
 
 import numpy as np
 
 from grader.cases import Case
 
 
-def cases():
-    rng = np.random.default_rng(0)
-    yield Case("sample", sample=True, args={"x": rng.normal(size=(3,)).astype(np.float32), "scale": 2.0})
-    yield Case("hidden-1", args={"x": rng.normal(size=(5, 2)).astype(np.float32), "scale": -3.0})
+def cases(seed):
+    fixed = np.random.default_rng(0)
+    yield Case("sample", sample=True, args={"x": fixed.normal(size=(3,)).astype(np.float32), "scale": 2.0})
+    fresh = np.random.default_rng([seed, 1])
+    yield Case("hidden-1", args={"x": fresh.normal(size=(5, 2)).astype(np.float32), "scale": -3.0})
 ''',
     "mistakes/returns_input.py": '''"""You returned x unchanged; multiply it by scale."""
 

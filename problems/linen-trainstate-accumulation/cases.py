@@ -23,10 +23,13 @@ def _case(name, *, seed, m, d, lr, sample=False):
     )
 
 
-def cases():
+def cases(seed):
+    # Samples are fixed; every hidden case draws fresh data for each seed
+    # (one seed per variant, see README.md "Hidden inputs").
+    fresh = 100 * (seed + 1)
     yield _case("small", seed=0, m=4, d=3, lr=0.1, sample=True)
     yield _case("more-features", seed=1, m=6, d=5, lr=0.05, sample=True)
-    yield _case("wide", seed=4, m=12, d=9, lr=0.1)
-    yield _case("wide-big-step", seed=9, m=12, d=9, lr=0.3)
-    yield _case("long", seed=2, m=40, d=4, lr=0.2)
-    yield _case("long-small-step", seed=6, m=40, d=4, lr=0.02)
+    yield _case("wide", seed=4 + fresh, m=12, d=9, lr=0.1)
+    yield _case("wide-big-step", seed=9 + fresh, m=12, d=9, lr=0.3)
+    yield _case("long", seed=2 + fresh, m=40, d=4, lr=0.2)
+    yield _case("long-small-step", seed=6 + fresh, m=40, d=4, lr=0.02)

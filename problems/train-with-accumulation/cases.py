@@ -28,7 +28,10 @@ def _case(name, *, seed, n, d, classes, micro, steps, lr, clip, sample=False):
     )
 
 
-def cases():
+def cases(seed):
+    # Samples are fixed; every hidden case draws fresh data for each seed
+    # (one seed per variant, see README.md "Hidden inputs").
+    fresh = 100 * (seed + 1)
     yield _case(
         "ten-examples",
         seed=0,
@@ -54,12 +57,30 @@ def cases():
         sample=True,
     )
     # Hidden: 50 rows in micro-batches of 8 (last has 2), windows of 3 (last has 1 micro-batch).
-    yield _case("ragged", seed=2, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=1.5)
+    yield _case("ragged", seed=2 + fresh, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=1.5)
     yield _case(
-        "ragged-tight-clip", seed=3, n=50, d=6, classes=4, micro=8, steps=3, lr=0.4, clip=0.5
+        "ragged-tight-clip",
+        seed=3 + fresh,
+        n=50,
+        d=6,
+        classes=4,
+        micro=8,
+        steps=3,
+        lr=0.4,
+        clip=0.5,
     )
     # Hidden: 45 rows in micro-batches of 6 (last has 3), windows of 4 (last has 2 micro-batches).
-    yield _case("long-windows", seed=4, n=45, d=5, classes=5, micro=6, steps=4, lr=0.6, clip=2.5)
     yield _case(
-        "long-windows-loose-clip", seed=5, n=45, d=5, classes=5, micro=6, steps=4, lr=0.2, clip=50.0
+        "long-windows", seed=4 + fresh, n=45, d=5, classes=5, micro=6, steps=4, lr=0.6, clip=2.5
+    )
+    yield _case(
+        "long-windows-loose-clip",
+        seed=5 + fresh,
+        n=45,
+        d=5,
+        classes=5,
+        micro=6,
+        steps=4,
+        lr=0.2,
+        clip=50.0,
     )

@@ -23,9 +23,21 @@ def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Pa
     assert "FAILED" in render(result)
 
 
-def test_non_deterministic_cases_are_caught(problem_copy: tuple[Path, Path]) -> None:
+def test_non_deterministic_samples_are_caught(problem_copy: tuple[Path, Path]) -> None:
     folder, references = problem_copy
     edit(folder / "cases.py", "np.random.default_rng(3000 + seed)", "np.random.default_rng()")
+    result = check_problem(folder, references)
+    assert any("a sample differs between seeds 0 and 1" in error for error in result.errors)
+
+
+def test_non_deterministic_hidden_cases_are_caught(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    # Samples use seeds 0 and 1, hidden cases 102 and up: only the hidden ones go unseeded.
+    edit(
+        folder / "cases.py",
+        "np.random.default_rng(3000 + seed)",
+        "np.random.default_rng(3000 + seed if seed < 100 else None)",
+    )
     result = check_problem(folder, references)
     assert any("differs between two generations" in error for error in result.errors)
 
@@ -41,7 +53,10 @@ def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Pa
     )
     result = check_problem(folder, references)
     assert [
-        e for e in result.errors if "mistakes/not_really_wrong.py: no hidden case separates it" in e
+        e
+        for e in result.errors
+        if e.startswith("mistakes/not_really_wrong.py: on variant ")
+        and "no hidden case separates it" in e
     ]
     assert len(result.errors) == 1
 

@@ -4,10 +4,12 @@ returns `x * scale`). Each test starts one child process (about 1.5 s)."""
 from __future__ import annotations
 
 import os
+import resource
 
 import pytest
 
 from grader.grade import grade
+from grader.limits import sandbox_limits
 from grader.problem import Problem, load_problem
 from grader.scaffold import scaffold
 from grader.verdicts import Verdict
@@ -185,7 +187,12 @@ def test_limits_inside_the_sandbox(tiny: Problem) -> None:
     limits = {
         line.split()[0]: [int(v) for v in line.split()[1:]] for line in report.stdout.splitlines()
     }
-    assert limits["RLIMIT_AS"] == [2048 * 2**20] * 2  # the problem's memory_mb
+    # A cgroup bounds memory where there is one; RLIMIT_AS only where there is not.
+    address_space = sandbox_limits().address_space_bytes(2048, "cpu")
+    assert (
+        limits["RLIMIT_AS"]
+        == [resource.RLIM_INFINITY if address_space is None else address_space] * 2
+    )
     assert (
         0 < limits["RLIMIT_CPU"][1] < 4 * (os.cpu_count() or 1) + 20
     )  # wall 4 s on every core, plus slack
@@ -200,13 +207,14 @@ def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Pr
     import time
 
     from grader.job import Job, Solution
-    from grader.runner import LaunchSpec, ProcessRunner
+    from grader.launch import LaunchSpec
+    from grader.supervise import ProcessRunner
 
     class Broken:
         def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
             return LaunchSpec(["/bin/false"], {}, "/")
 
-    job = Job("solve", 1, (Solution("s", CORRECT),), tuple(tiny.cases), 4.0, 2048)
+    job = Job("solve", 1, (Solution("s", CORRECT),), tiny.case_bank.samples, 4.0, 2048)
     started = time.monotonic()
     outcome = ProcessRunner(Broken()).run(job)
     assert outcome.startup_error
@@ -215,8 +223,8 @@ def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Pr
 
 def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
     from grader.job import Job, Solution
+    from grader.launch import LaunchSpec, PlainLauncher
     from grader.pool import WarmPool
-    from grader.runner import LaunchSpec, PlainLauncher
 
     class FirstBroken:
         def __init__(self) -> None:
@@ -226,13 +234,13 @@ def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
             self.calls += 1
             if self.calls == 1:
                 return LaunchSpec(["/bin/false"], {}, "/")
-            return PlainLauncher(compilation_cache_writable=False).launch(
+            return PlainLauncher(trusted=False).launch(
                 device=device, memory_mb=memory_mb, result_fd=result_fd
             )
 
     pool = WarmPool(FirstBroken(), size=1, memory_mb=2048)
     try:
-        job = Job("solve", 1, (Solution("s", CORRECT),), tuple(tiny.cases), 10.0, 2048)
+        job = Job("solve", 1, (Solution("s", CORRECT),), tiny.case_bank.samples, 10.0, 2048)
         outcome = pool.run(job)
         assert outcome.startup_error is None
         assert outcome.finished

@@ -12,7 +12,7 @@ from grader.problem import load_problem
 
 def load(folder: Path, references: Path) -> None:
     problem = load_problem(folder, references)
-    problem.cases  # noqa: B018
+    problem.case_bank  # noqa: B018
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -27,7 +27,8 @@ def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
     assert problem.config.entry_point == "microbatched_grads"
     assert len(problem.mistakes) == 5
     assert all(m.diagnosis and "\n" not in m.diagnosis for m in problem.mistakes)
-    assert [case.sample for case in problem.cases].count(True) == 2
+    assert len(problem.case_bank.samples) == 2
+    assert problem.case_bank.variants == problem.config.variants == 16
     assert len(problem.hints) == 3
 
 
@@ -110,9 +111,47 @@ def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
         ),
         (
             "cases.py",
-            "def cases():",
-            "def generate():",
-            "cases.py: cases: cases.py must define a function cases()",
+            "def cases(seed):",
+            "def generate(seed):",
+            "cases.py: cases: cases.py must define a function cases(seed)",
+        ),
+        (
+            "cases.py",
+            "def cases(seed):",
+            "def cases():\n    seed = 0",
+            "cases.py: cases: cases() must take one argument, the variant's seed",
+        ),
+        (
+            "cases.py",
+            "fresh = 100 * (seed + 1)",
+            "fresh = 0",
+            "cases.py: case 'many-chunks': its inputs are the same for seeds 0 and 1;"
+            " derive hidden inputs from the seed",
+        ),
+        (
+            "cases.py",
+            'yield _case("tiny", n=8,',
+            'yield _case("tiny", n=8 + seed,',
+            "cases.py: case 'tiny': a sample differs between seeds 0 and 1;"
+            " samples must not depend on the seed",
+        ),
+        (
+            "cases.py",
+            'yield _case("many-chunks", n=96,',
+            'yield _case("many-chunks", n=96 + seed,',
+            "cases.py: case 'many-chunks', argument 'x_full': its shape differs between seeds 0 and 1",
+        ),
+        (
+            "cases.py",
+            'yield _case("few-large-chunks",',
+            'if seed < 3:\n        yield _case("few-large-chunks",',
+            "cases.py: cases(): seed 3 gives hidden cases",
+        ),
+        (
+            "problem.toml",
+            'device = "any"',
+            'device = "any"\nvariants = 4',
+            "problem.toml: variants: Input should be greater than or equal to 8",
         ),
         (
             "cases.py",

@@ -25,8 +25,8 @@ def test_the_bank_holds_the_five_contracted_problems() -> None:
 def test_problem_shape(folder: object) -> None:
     problem = load_problem(folder)  # type: ignore[arg-type]
     assert len(problem.mistakes) >= MIN_MISTAKES
-    hidden = [case for case in problem.cases if not case.sample]
-    samples = [case for case in problem.cases if case.sample]
+    hidden = list(problem.case_bank.for_variant(0))
+    samples = list(problem.case_bank.samples)
     assert len(hidden) >= 3
     sample_shapes = {tuple(getattr(v, "shape", ())) for c in samples for v in c.args.values()}
     hidden_only = {
@@ -43,5 +43,6 @@ def test_check_passes(folder: object) -> None:
     result = check_problem(folder)  # type: ignore[arg-type]
     assert result.ok, render(result, verbose=True)
     assert (
-        len([note for note in result.notes if "rejected, best separation" in note]) >= MIN_MISTAKES
+        len([note for note in result.notes if "rejected on all 16 variants" in note])
+        >= MIN_MISTAKES
     )

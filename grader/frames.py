@@ -1,0 +1,206 @@
+"""Frames from an untrusted child, validated into a ``RunOutcome`` (parent side).
+
+Every frame is checked against the shape its kind allows (exact keys, exact
+types, bounded text, indices in range) and against the job's order: HELLO
+first, each case at most once, SAMPLES_DONE only once every first case is in,
+a hidden case only after its inputs were sent, nothing after DONE. Anything
+else is a ``ProtocolError``: the submission's failure ("interfered with the
+result channel"), never the grader's. The reader thread survives every input:
+whatever goes wrong while reading becomes ``outcome.protocol_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from grader import protocol
+from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
+from grader.protocol import Frame, Kind, ProtocolError
+from grader.verdicts import Verdict
+
+log = logging.getLogger("jaxjudge.frames")
+
+# What a child may propose; accepted, wrong answer and the rest are the parent's to decide.
+CHILD_VERDICTS = frozenset(
+    {
+        Verdict.RUNTIME_ERROR,
+        Verdict.MEMORY_LIMIT_EXCEEDED,
+        Verdict.OUTPUT_LIMIT_EXCEEDED,
+        Verdict.SYNTAX_ERROR,
+        Verdict.MISSING_ENTRY_POINT,
+    }
+)
+MAX_TEXT = 16_000
+MAX_NAME = 100
+_KEYS: dict[Kind, frozenset[str]] = {
+    Kind.HELLO: frozenset({"backend", "pid"}),
+    Kind.SOLUTION_ERROR: frozenset({"solution", "verdict", "exception", "message"}),
+    Kind.CASE_RESULT: frozenset({"solution", "case", "seconds", "outputs"}),
+    Kind.CASE_ERROR: frozenset({"solution", "case", "seconds", "verdict", "exception", "message"}),
+    Kind.SAMPLES_DONE: frozenset(),
+    Kind.DONE: frozenset(),
+}
+
+
+def _keys(frame: Frame) -> None:
+    allowed = _KEYS.get(frame.kind)
+    if allowed is None:
+        raise ProtocolError(f"a child cannot send a {frame.kind.name} frame")
+    if set(frame.meta) != allowed:
+        raise ProtocolError(f"{frame.kind.name} frame has missing or unknown fields")
+
+
+def _index(meta: dict[str, Any], key: str, limit: int) -> int:
+    value = meta[key]
+    if type(value) is not int or not 0 <= value < limit:
+        raise ProtocolError(f"{key} index out of range")
+    return value
+
+
+def _text(meta: dict[str, Any], key: str, limit: int = MAX_TEXT) -> str:
+    value = meta[key]
+    if type(value) is not str or len(value) > limit:
+        raise ProtocolError(f"{key} is not text of at most {limit} characters")
+    return value
+
+
+def _seconds(meta: dict[str, Any]) -> float:
+    value = meta["seconds"]
+    if type(value) not in (int, float) or not 0 <= value < 1e6:
+        raise ProtocolError("seconds is not a plausible duration")
+    return float(value)
+
+
+def _verdict(meta: dict[str, Any]) -> Verdict:
+    try:
+        verdict = Verdict(_text(meta, "verdict", MAX_NAME))
+    except ValueError:
+        raise ProtocolError("unknown verdict from child") from None
+    if verdict not in CHILD_VERDICTS:
+        raise ProtocolError(f"a child cannot report {verdict.value}")
+    return verdict
+
+
+class FrameCollector:
+    """Accepts frames for one job, in order, into ``outcome``."""
+
+    def __init__(self, max_elements: int) -> None:
+        self.job: Job | None = None
+        self.max_elements = max_elements
+        self.outcome = RunOutcome(solutions=[])
+        self.hello = threading.Event()
+        self.samples_done = threading.Event()  # the child may now receive hidden cases
+        self.ended = threading.Event()  # the result channel closed (the child is gone)
+        self._hidden_sent = False
+
+    def started(self, timeout: float) -> bool:
+        """Wait for HELLO, but not for a child that has already gone."""
+        deadline = time.monotonic() + timeout
+        while not self.hello.is_set() and not self.ended.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.hello.wait(min(remaining, 0.05))
+        return self.hello.is_set()
+
+    def bind(self, job: Job) -> None:
+        """Called before the job is written: from here on frames refer to it."""
+        self.outcome.solutions = [SolutionOutcome() for _ in job.solutions]
+        self.job = job
+
+    def hidden_sent(self) -> None:
+        """Called right before the hidden cases are written to the child."""
+        self._hidden_sent = True
+        self.outcome.hidden_started = True
+
+    def accept(self, frame: Frame) -> None:
+        outcome = self.outcome
+        if outcome.finished:
+            raise ProtocolError("data on the result channel after the run finished")
+        _keys(frame)
+        if frame.kind is Kind.HELLO:
+            if self.hello.is_set():
+                raise ProtocolError("second HELLO")
+            outcome.backend = _text(frame.meta, "backend", 32)
+            if type(frame.meta["pid"]) is not int:
+                raise ProtocolError("pid is not an integer")
+            self.hello.set()
+            return
+        job = self.job
+        if not self.hello.is_set() or job is None:
+            raise ProtocolError(f"unexpected {frame.kind.name} frame")
+        if frame.kind is Kind.DONE:
+            outcome.finished = True
+            return
+        if frame.kind is Kind.SAMPLES_DONE:
+            self._accept_samples_done(job)
+            return
+        solution = outcome.solutions[_index(frame.meta, "solution", len(job.solutions))]
+        if frame.kind is Kind.SOLUTION_ERROR:
+            if solution.error_verdict or solution.cases or self._hidden_sent:
+                raise ProtocolError("solution error after results")
+            solution.error_verdict = _verdict(frame.meta)
+            solution.message = _text(frame.meta, "message")
+            solution.exception = _text(frame.meta, "exception", MAX_NAME)
+            return
+        case_index = _index(frame.meta, "case", len(job.all_cases))
+        if case_index in solution.cases or solution.error_verdict:
+            raise ProtocolError("a case was reported twice")
+        if case_index >= len(job.cases) and not self._hidden_sent:
+            raise ProtocolError("a hidden case was reported before its inputs were sent")
+        solution.cases[case_index] = self._case(frame, job)
+
+    def _accept_samples_done(self, job: Job) -> None:
+        solution = self.outcome.solutions[0]
+        if (
+            not job.hidden_cases
+            or self.samples_done.is_set()
+            or solution.error_verdict
+            or len(solution.cases) != len(job.cases)
+        ):
+            raise ProtocolError("SAMPLES_DONE out of place")
+        self.samples_done.set()
+
+    def _case(self, frame: Frame, job: Job) -> CaseOutcome:
+        seconds = _seconds(frame.meta)
+        if frame.kind is Kind.CASE_ERROR:
+            return CaseOutcome(
+                seconds,
+                error_verdict=_verdict(frame.meta),
+                message=_text(frame.meta, "message"),
+                exception=_text(frame.meta, "exception", MAX_NAME),
+            )
+        specs = frame.meta["outputs"]
+        if type(specs) is not list or len(specs) != job.n_outputs:
+            raise ProtocolError("wrong number of outputs")
+        outputs: list[Any] = []
+        for spec in specs:
+            if type(spec) is dict and set(spec) == {"invalid"}:
+                outputs.append(_text(spec, "invalid", 2000) or "invalid output")
+            else:
+                outputs.append(
+                    protocol.unpack_array(spec, frame.data, max_elements=self.max_elements)
+                )
+        return CaseOutcome(seconds, outputs=outputs)
+
+    def read_all(self, stream: BinaryIO, max_data_bytes: int, on_error: Callable[[], None]) -> None:
+        """The reader thread's body: every failure is the child's, and ends the run."""
+        try:
+            while (frame := protocol.read_frame(stream, max_data_bytes=max_data_bytes)) is not None:
+                self.accept(frame)
+        except ProtocolError as error:
+            self.outcome.protocol_error = str(error)
+            on_error()
+        except (OSError, ValueError, MemoryError, RecursionError) as error:
+            self.outcome.protocol_error = f"result channel failed: {type(error).__name__}"
+            on_error()
+        except Exception as error:  # a bug of ours met hostile input: fail closed, say so
+            log.exception("unexpected error while reading a child's frames")
+            self.outcome.protocol_error = f"unreadable frame ({type(error).__name__})"
+            on_error()
+        finally:
+            self.ended.set()

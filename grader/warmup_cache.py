@@ -1,0 +1,88 @@
+"""The one compilation cache a sandbox may read: filled by the library warm-up alone.
+
+A pooled child exercises NNX, Linen, Optax and `lax.scan` before it takes
+work (grader/warmup.py), which compiles a few hundred small XLA programs. A
+process that runs *only* that warm-up (made-up data, no problem, no reference,
+no case) fills this cache once per device; sandboxes then mount it read-only
+and load those programs instead of compiling them. Nothing else ever writes
+here: references, mistakes and `check` use the trusted cache, which no sandbox
+sees, and sandboxes are told never to write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from grader.config import settings
+from grader.launch import clean_environment, compilation_cache_env
+
+log = logging.getLogger("jaxjudge.warmup")
+READY = ".complete"
+FILL_SECONDS = 600
+# Sandboxes only read: a compile would have to take 10^9 seconds to be written.
+READ_ONLY = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "1e9",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": str(1 << 62),
+}
+
+
+def cache_dir(device: str) -> Path:
+    return settings.warmup_cache_dir / device
+
+
+def ready(device: str) -> Path | None:
+    directory = cache_dir(device)
+    return directory if (directory / READY).is_file() else None
+
+
+def ensure(device: str) -> Path | None:
+    """The filled cache for ``device``, filling it first if needed (None if that failed:
+    sandboxes then start without it, only slower)."""
+    if (directory := ready(device)) is not None:
+        return directory
+    root = settings.warmup_cache_dir
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{device}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one filler per machine; the others wait for it
+        if (directory := ready(device)) is not None:
+            return directory
+        try:
+            _fill(cache_dir(device), device)
+        except (OSError, subprocess.SubprocessError) as error:
+            log.warning("could not fill the warm-up compilation cache: %s", error)
+            return None
+    return ready(device)
+
+
+def _fill(directory: Path, device: str) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    workdir = tempfile.mkdtemp(prefix="jaxjudge-warmup-")
+    try:
+        env = clean_environment(device, workdir) | compilation_cache_env(str(directory))
+        subprocess.run(
+            [
+                str(settings.child_python),
+                "-I",
+                "-c",
+                "from grader.warmup import warm_up; warm_up()",
+            ],
+            env=env,
+            cwd=str(Path(__file__).resolve().parent.parent),
+            check=True,
+            timeout=FILL_SECONDS,
+            capture_output=True,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    (directory / READY).touch()
+    log.info("warm-up compilation cache filled: %s", directory)
+
+
+def sandbox_env(directory: Path) -> dict[str, str]:
+    return compilation_cache_env(str(directory)) | READ_ONLY

@@ -1,0 +1,125 @@
+"""What a learner sees of a report (grader/feedback.py), on reports built by hand: fast."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.compare import Failure
+from grader.feedback import KNOWN_EXCEPTIONS, exception_name, learner_view
+from grader.report import CaseReport, GradeReport
+from grader.verdicts import Verdict
+
+
+def report_with(*cases: CaseReport) -> GradeReport:
+    return GradeReport(
+        problem="p",
+        mode="submit",
+        verdict=Verdict.WRONG_ANSWER,
+        score=0.0,
+        cases=list(cases),
+        stdout="sample output\n",
+        variant=5,
+        hidden_output="INPUT 0.123456789\n",
+    )
+
+
+def detailed(name: str, *, hidden: bool, **fields: object) -> CaseReport:
+    case = CaseReport(
+        name=name,
+        hidden=hidden,
+        verdict=Verdict.WRONG_ANSWER,
+        seconds=0.123,
+        max_abs_error=1.2345678,
+        max_rel_error=0.5,
+        expected_shape="(2,)",
+        actual_shape="(2,)",
+        message="max abs error 1.235 (relative 0.5) at index (1,): 1.2e+06x the tolerance",
+        failure=Failure.TOLERANCE.value,
+        inputs={"x": "float32(2,) [0.1, 0.2]"},
+        expected=[[1.0, 2.0]],
+        actual=[[0.0, 0.0]],
+    )
+    for key, value in fields.items():
+        setattr(case, key, value)
+    return case
+
+
+def test_a_sample_case_keeps_every_detail() -> None:
+    sample = detailed("s", hidden=False)
+    view = learner_view(report_with(sample))
+    assert view.cases[0] == sample
+    assert view.stdout == "sample output\n"
+
+
+def test_a_wrong_hidden_case_says_only_its_kind_of_mismatch() -> None:
+    view = learner_view(report_with(detailed("h", hidden=True)))
+    case = view.cases[0]
+    assert case.verdict is Verdict.WRONG_ANSWER
+    assert case.message == "the output is outside the tolerance"
+    assert (case.seconds, case.max_abs_error, case.max_rel_error) == (None, None, None)
+    assert (case.inputs, case.expected, case.actual) == (None, None, None)
+    assert "1.23" not in json.dumps(view.to_json())
+
+
+def test_a_wrong_shape_shows_both_shapes() -> None:
+    hidden = detailed(
+        "h", hidden=True, failure="shape", expected_shape="(3, 4)", actual_shape="(4, 3)"
+    )
+    case = learner_view(report_with(hidden)).cases[0]
+    assert case.message == "expected shape (3, 4), got (4, 3)"
+    assert (case.expected_shape, case.actual_shape) == ("(3, 4)", "(4, 3)")
+
+
+@pytest.mark.parametrize(
+    ("exception", "shown"),
+    [
+        ("ValueError", "ValueError"),
+        ("XlaRuntimeError", "XlaRuntimeError"),
+        ("V0_314159", "Exception"),
+        (None, None),
+    ],
+)
+def test_a_hidden_runtime_error_names_a_known_exception_type_only(
+    exception: str | None, shown: str | None
+) -> None:
+    hidden = detailed(
+        "h",
+        hidden=True,
+        verdict=Verdict.RUNTIME_ERROR,
+        failure=None,
+        exception=exception,
+        message="Traceback ...\nValueError: INPUT 0.123456789",
+    )
+    case = learner_view(report_with(hidden)).cases[0]
+    assert case.exception == shown
+    assert "0.123" not in case.message and "Traceback" not in case.message
+
+
+def test_limits_on_hidden_cases_are_the_verdict_alone() -> None:
+    for verdict in (Verdict.TIME_LIMIT_EXCEEDED, Verdict.MEMORY_LIMIT_EXCEEDED, Verdict.SKIPPED):
+        hidden = detailed(
+            "h", hidden=True, verdict=verdict, message="killed by SIGKILL (status 137)"
+        )
+        case = learner_view(report_with(hidden)).cases[0]
+        assert case.verdict is verdict
+        assert "137" not in case.message and "SIGKILL" not in case.message
+
+
+def test_staff_fields_are_dropped_and_withheld_output_is_announced() -> None:
+    view = learner_view(report_with(detailed("h", hidden=True)))
+    assert view.variant is None and view.hidden_output == ""
+    assert view.hidden_output_withheld
+    assert learner_view(report_with(detailed("s", hidden=False))).hidden_output_withheld is False
+
+
+def test_the_known_exceptions_are_python_and_library_classes() -> None:
+    assert {
+        "ValueError",
+        "ZeroDivisionError",
+        "MemoryError",
+        "TracerBoolConversionError",
+    } <= KNOWN_EXCEPTIONS
+    assert exception_name("SystemExit") == "SystemExit"
+    assert exception_name("Secret_0_5") == "Exception"
