@@ -29,7 +29,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.core.config import settings
     from app.main import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
     workers = settings.pool_size if args.workers is None else args.workers
     print(
         f"jaxjudge: serving on http://{args.host}:{args.port} with {workers} grading worker(s)",
@@ -45,7 +45,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from app.core.db import migrate
     from app.worker import EmbeddedWorkers
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
     migrate()
     workers = EmbeddedWorkers(threads=args.threads)
     stop = threading.Event()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import secrets
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -62,6 +64,21 @@ def queued_count(*, session: Session, user_id: int) -> int:
     )
 
 
+def submits_in_the_last_hour(*, session: Session, user_id: int, problem: str) -> int:
+    since = utcnow() - timedelta(hours=1)
+    return (
+        session.scalar(
+            select(func.count()).where(
+                Submission.user_id == user_id,
+                Submission.problem == problem,
+                Submission.mode == "submit",
+                Submission.created_at >= since,
+            )
+        )
+        or 0
+    )
+
+
 def create_submission(
     *,
     session: Session,
@@ -71,13 +88,29 @@ def create_submission(
     mode: str,
     max_queued: int,
     version_id: int | None = None,
+    max_submits_per_hour: int | None = None,
 ) -> Submission:
     if queued_count(session=session, user_id=user.id) >= max_queued:
         raise CrudError(
             f"you already have {max_queued} submissions waiting; wait for one to finish"
         )
+    if (
+        mode == "submit"
+        and max_submits_per_hour is not None
+        and submits_in_the_last_hour(session=session, user_id=user.id, problem=problem)
+        >= max_submits_per_hour
+    ):
+        raise CrudError(
+            f"you have submitted {max_submits_per_hour} times to this problem in the last hour;"
+            " Run the samples meanwhile (not limited), and submit again later"
+        )
     submission = Submission(
-        user_id=user.id, problem=problem, code=code, mode=mode, problem_version_id=version_id
+        user_id=user.id,
+        problem=problem,
+        code=code,
+        mode=mode,
+        problem_version_id=version_id,
+        hidden_draw=secrets.randbelow(2**31),
     )
     session.add(submission)
     session.flush()

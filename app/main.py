@@ -37,16 +37,14 @@ def _sync_problems() -> None:
 
 
 def _prepare_problems() -> None:
-    """Trusted runs of every live reference: expected outputs and the compilation cache."""
+    """Trusted runs of every live version: expected outputs, before a learner waits for them."""
     from grader import expected
 
     with session_scope() as session:
         live = catalog.live_problems(session)
-    for _version, problem in live:
-        try:
-            expected.load_or_compute(problem)
-        except Exception:
-            logging.getLogger("jaxjudge").exception("preparing %s failed", problem.slug)
+    for problem, result in expected.prepare_all([problem for _version, problem in live]):
+        if isinstance(result, Exception):
+            logging.getLogger("jaxjudge").error("preparing %s failed: %s", problem.slug, result)
 
 
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:

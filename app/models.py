@@ -68,6 +68,10 @@ class Submission(Base):
     problem_version_id: Mapped[int | None] = mapped_column(
         ForeignKey("problem_versions.id"), default=None
     )
+    # Secret random draw choosing the hidden inputs: variant = draw % the
+    # version's variants (grader/cases.py). Kept so a regrade meets the same
+    # inputs; never shown to the learner. Null before variants (variant 0).
+    hidden_draw: Mapped[int | None] = mapped_column(default=None)
 
 
 class HintReveal(Base):

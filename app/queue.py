@@ -50,6 +50,7 @@ class GradingJob:
     code: str
     mode: str  # run | submit
     attempts: int
+    hidden_draw: int  # which variant of the hidden inputs (modulo the version's variants)
 
 
 def _claimable(now: datetime) -> ColumnElement[bool]:

@@ -93,6 +93,7 @@ def job_for(session: Session, item: RegradeItem) -> GradingJob:
         code=submission.code,
         mode="submit",
         attempts=item.attempts,
+        hidden_draw=submission.hidden_draw or 0,  # the same hidden inputs as the first grading
     )
 
 

@@ -22,6 +22,7 @@ from app.core.db import session_scope
 from app.models import ProblemVersion
 from grader.devices import NoDeviceError, device_for
 from grader.grade import Mode, grade
+from grader.limits import sandbox_limits
 from grader.pool import WarmPool
 from grader.problem import Problem
 from grader.report import GradeReport
@@ -29,7 +30,7 @@ from grader.verdicts import Verdict
 
 log = logging.getLogger("jaxjudge.worker")
 
-GradeFunction = Callable[[Problem, str, Mode, str], GradeReport]
+GradeFunction = Callable[[Problem, str, Mode, str, int], GradeReport]
 
 
 class PoolGrader:
@@ -55,8 +56,12 @@ class PoolGrader:
     def warm(self, device: str) -> None:
         self._pool(device)
 
-    def __call__(self, problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
-        return grade(problem, code, mode=mode, device=device, runner=self._pool(device))
+    def __call__(
+        self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+    ) -> GradeReport:
+        return grade(
+            problem, code, mode=mode, device=device, runner=self._pool(device), variant=hidden_draw
+        )
 
     def close(self) -> None:
         for pool in self._pools.values():
@@ -83,6 +88,7 @@ class EmbeddedWorkers:
 
     def start(self) -> None:
         if isinstance(self.grader, PoolGrader):
+            sandbox_limits()  # says once, at start-up, which limits hold and by what
             self.grader.warm("cpu")  # the first submission should not wait for imports
         prefix = f"{socket.gethostname()}:{os.getpid()}"
         for index in range(self.threads):
@@ -128,6 +134,7 @@ class EmbeddedWorkers:
                 claimed.code,
                 claimed.mode,
                 claimed.attempts,
+                claimed.hidden_draw or 0,
             )
         self._grade(worker, job)
         return True
@@ -209,7 +216,7 @@ class EmbeddedWorkers:
             return _failure(slug, mode, str(error))
         try:
             return self.grader(
-                problem, code, "run" if mode == "run" else "submit", device
+                problem, code, "run" if mode == "run" else "submit", device, job.hidden_draw
             ).to_json()
         except Exception as error:
             log.exception("grading submission failed")

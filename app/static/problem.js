@@ -58,6 +58,7 @@
       panel.append(table);
     }
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
+    if (state.hidden_output_withheld) panel.append(text("p", "Hidden cases show only their verdict; output printed while they ran is not shown. Use Run to debug on the samples.", "meta"));
   }
 
   async function refresh(id, path) {

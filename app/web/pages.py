@@ -75,9 +75,7 @@ def sample_views(problem: Problem) -> list[dict[str, Any]]:
     except expected.ReferenceRunError:
         trusted = None
     views = []
-    for case in problem.cases:
-        if not case.sample:
-            continue
+    for case in problem.case_bank.samples:
         outputs = trusted.reference.get(case.name) if trusted else None
         views.append(
             {

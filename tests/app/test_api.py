@@ -20,7 +20,9 @@ from grader.report import CaseReport, GradeReport
 from grader.verdicts import Verdict
 
 
-def stub_grader(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
+def stub_grader(
+    problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+) -> GradeReport:
     verdict = Verdict.ACCEPTED if "correct" in code else Verdict.WRONG_ANSWER
     case = CaseReport(name="small", hidden=False, verdict=verdict)
     return GradeReport(
@@ -145,6 +147,28 @@ def test_queued_submissions_per_learner_are_capped(
     )
     assert refused.status_code == 429
     assert "wait for one to finish" in refused.json()["detail"]
+
+
+def test_graded_submits_per_problem_and_hour_are_capped_but_runs_are_not(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "max_submits_per_hour", 2)
+    auth = token_for("ada")
+
+    def send(mode: str, problem: str = "scan-microbatched-grads") -> int:
+        body = {"problem": problem, "code": "x", "mode": mode}
+        answer = client.post("/api/submissions", json=body, headers=auth)
+        drain_queue()
+        return answer.status_code
+
+    assert [send("submit"), send("submit")] == [202, 202]
+    refused = client.post(
+        "/api/submissions", json={"problem": "scan-microbatched-grads", "code": "x"}, headers=auth
+    )
+    assert refused.status_code == 429
+    assert "in the last hour" in refused.json()["detail"]
+    assert send("run") == 202  # the samples stay open
+    assert send("submit", "nnx-grad-accumulation") == 202  # and other problems
 
 
 def test_openapi_is_served(client: TestClient) -> None:

@@ -78,7 +78,7 @@ def test_a_version_is_graded_from_its_snapshot_even_after_the_folder_is_gone(ban
     problem = catalog.problem_of(version)
     assert problem.folder.is_relative_to(settings.versions_dir)
     assert snapshot.content_hash(snapshot.take(problem)) == version.content_hash
-    assert problem.cases and problem.reference_source
+    assert problem.case_bank.samples and problem.reference_source
 
 
 def test_snapshots_refuse_paths_that_leave_their_folder(tmp_path: Path) -> None:

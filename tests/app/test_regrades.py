@@ -25,7 +25,9 @@ from tests.app.conftest import BANK_SLUG, sign_in
 FIXED = "Clarified: the gradients are summed, then divided once."
 
 
-def fixed_only(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
+def fixed_only(
+    problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+) -> GradeReport:
     """A stand-in grader: a version whose statement holds FIXED accepts everything."""
     verdict = Verdict.ACCEPTED if FIXED in problem.statement else Verdict.WRONG_ANSWER
     score = 1.0 if verdict is Verdict.ACCEPTED else 0.0
@@ -65,7 +67,8 @@ def course(private_bank: Path) -> int:
             courses.join_course(session=session, code=course.join_code, user=learner)
             session.add(Submission(user_id=learner.id, problem=BANK_SLUG, code=f"# {name}\n",
                                    mode="submit", status="done", verdict="wrong_answer",
-                                   score=0.0, problem_version_id=v1.id))  # fmt: skip
+                                   score=0.0, problem_version_id=v1.id,
+                                   hidden_draw=1000 + len(name)))  # fmt: skip
         return course.id
 
 
@@ -143,6 +146,45 @@ def test_a_regrade_previews_changes_then_applies_them_keeping_the_old_verdicts(
     assert nothing_left.status_code == 409 and "graded by another version" in nothing_left.text
 
 
+def test_a_regrade_meets_the_same_hidden_inputs_as_the_first_grading(
+    course: int, private_bank: Path
+) -> None:
+    draws: dict[str, int] = {}
+
+    def recording(
+        problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+    ) -> GradeReport:
+        draws[code.strip("# \n")] = hidden_draw
+        return fixed_only(problem, code, mode, device, hidden_draw)
+
+    new_version(private_bank, statement=FIXED)
+    with session_scope() as session:
+        teacher = crud.user_by_name(session=session, name="teacher")
+        assert teacher is not None
+        regrades.start(
+            session=session,
+            course=session.get_one(Course, course),
+            version=catalog.newest(session, BANK_SLUG),
+            by=teacher,
+        )
+    drain(recording)
+    assert draws == {"ada": 1003, "bob": 1003}
+
+
+def test_every_new_submission_gets_its_own_secret_draw(course: int) -> None:
+    with session_scope() as session:
+        ada = crud.user_by_name(session=session, name="ada")
+        assert ada is not None
+        made = [
+            crud.create_submission(
+                session=session, user=ada, problem=BANK_SLUG, code="x", mode="submit", max_queued=99
+            ).hidden_draw
+            for _ in range(8)
+        ]
+    assert all(draw is not None and 0 <= draw < 2**31 for draw in made)
+    assert len(set(made)) == 8  # independent draws (a collision is a 1-in-10^8 event)
+
+
 def test_a_discarded_regrade_changes_nothing(
     browser: TestClient, course: int, private_bank: Path
 ) -> None:
@@ -206,8 +248,10 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
         for submission in session.scalars(select(Submission)):
             submission.problem_version_id = v2.id  # graded by the broken version
 
-    def really(problem: Problem, code: str, mode: Mode, device: str) -> GradeReport:
-        return grade(problem, code, mode=mode, device=device)
+    def really(
+        problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+    ) -> GradeReport:
+        return grade(problem, code, mode=mode, device=device, variant=hidden_draw)
 
     drain(really)
     assert verdicts() == {"ada": ("wrong_answer", 2), "bob": ("accepted", 2)}

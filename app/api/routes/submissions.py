@@ -7,6 +7,8 @@ from app.api.deps import CurrentUser, SessionDep
 from app.core.config import settings
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
+from grader.feedback import learner_view
+from grader.report import GradeReport
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -34,6 +36,7 @@ def create_submission(
             mode=body.mode,
             version_id=live.id,
             max_queued=settings.max_queued_per_user,
+            max_submits_per_hour=settings.max_submits_per_hour,
         )
     except crud.CrudError as error:
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(error)) from None
@@ -58,5 +61,7 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
         body["position"] = queue.queue_position(session, submission)
     result = crud.result_of(submission)
     if submission.status == "done" and result is not None:
-        body.update({key: value for key, value in result.items() if key not in ("mode", "problem")})
+        # The learner's own view: hidden cases say their verdict and nothing more.
+        shown = learner_view(GradeReport.from_json(result)).to_json()
+        body.update({key: value for key, value in shown.items() if key not in ("mode", "problem")})
     return body
