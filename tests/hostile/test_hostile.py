@@ -13,9 +13,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from grader import expected
+from grader.cases import case_key
 from grader.config import PROJECT_ROOT
+from grader.feedback import KNOWN_EXCEPTIONS, learner_view
 from grader.grade import grade
 from grader.pool import WarmPool
 from grader.problem import Problem, load_problem
@@ -153,6 +157,39 @@ def assert_nothing_leaked(report: GradeReport) -> None:
     assert REFERENCE_CANARY not in text, "the reference leaked into the verdict"
 
 
+def hidden_needles(problem: Problem, variant: int) -> list[str]:
+    """Every hidden input and expected value of the variant, as a learner's print would show it."""
+    trusted = expected.load_or_compute(problem)
+    needles = []
+    for case in problem.case_bank.for_variant(variant):
+        arrays = [np.asarray(v) for v in case.args.values()]
+        arrays += trusted.reference[case_key(case, variant)]
+        for array in arrays:
+            for value in array.ravel():
+                text = repr(float(value))
+                if len(text.strip("-0.")) >= 5:  # digits enough not to match by chance
+                    needles.append(text[:9])
+    return needles
+
+
+def assert_hidden_cases_silent(problem: Problem, report: GradeReport) -> None:
+    """What the learner sees of a hidden case is its verdict class, nothing computed from it."""
+    view = learner_view(report)
+    for case in view.cases:
+        if not case.hidden:
+            continue
+        numbers = (case.seconds, case.max_abs_error, case.max_rel_error)
+        assert numbers == (None, None, None), f"{case.name}: a hidden case shows a number"
+        assert (case.inputs, case.expected, case.actual) == (None, None, None)
+        assert case.exception is None or case.exception in KNOWN_EXCEPTIONS
+        assert len(case.message) < 200
+    assert view.variant is None and view.hidden_output == ""
+    if report.variant is not None:
+        text = json.dumps(view.to_json())
+        for needle in hidden_needles(problem, report.variant):
+            assert needle not in text, f"a hidden value ({needle}...) reached the learner"
+
+
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda p: p.stem)
 def test_attack(attack: Path, tiny: Problem, pool: WarmPool, listener: Listener) -> None:
     source = attack.read_text().replace("PORT", str(listener.port))
@@ -168,6 +205,7 @@ def test_attack(attack: Path, tiny: Problem, pool: WarmPool, listener: Listener)
     if report.verdict is not Verdict.ACCEPTED:
         assert report.score < 1.0
     assert_nothing_leaked(report)
+    assert_hidden_cases_silent(tiny, report)
     assert set(marker_files()) - before == set(), "a file was written outside the sandbox"
     deadline = time.monotonic() + 3.0
     while marker_processes() and time.monotonic() < deadline:
