@@ -63,10 +63,34 @@ def session_scope() -> Iterator[Session]:
         session.close()
 
 
+class MigrationError(RuntimeError):
+    """A migration left rows that break a foreign key: the upgrade is rolled back."""
+
+
 def migrate() -> None:
-    """Bring the database to the newest schema (run at every start)."""
+    """Bring the database to the newest schema (run at every start).
+
+    On SQLite, altering a table recreates it, and dropping the old copy with
+    foreign keys on would delete (ON DELETE CASCADE) every row that refers to
+    it: a submission's regrade history, a user's submissions. So foreign keys
+    are off while migrations run (the pragma only works outside a transaction),
+    and checked before the work commits."""
     config = Config()
     config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
-    with engine().begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    with engine().connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()  # end SQLAlchemy's autobegun (empty) transaction
+        try:
+            with connection.begin():
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise MigrationError(f"foreign keys broken by the migration: {broken[:5]}")
+        finally:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
