@@ -31,12 +31,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
     workers = settings.pool_size if args.workers is None else args.workers
+    trusted = args.forwarded_allow_ips or settings.forwarded_allow_ips
+    for warning in serving_warnings(args.host, trusted):
+        print(f"jaxjudge: WARNING: {warning}", file=sys.stderr, flush=True)
     print(
         f"jaxjudge: serving on http://{args.host}:{args.port} with {workers} grading worker(s)",
         flush=True,
     )
-    uvicorn.run(create_app(workers=workers), host=args.host, port=args.port, log_level="warning")
+    # Client addresses (sign-in and sign-up throttles) come from X-Forwarded-For
+    # only when the direct peer is a proxy named here; by default never.
+    uvicorn.run(
+        create_app(workers=workers),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or "",
+        server_header=False,
+    )
     return EXIT_OK
+
+
+def serving_warnings(host: str, trusted_proxies: str | None) -> list[str]:
+    from app.core.config import settings
+
+    warnings = []
+    if host not in ("127.0.0.1", "::1", "localhost") and not settings.secure_cookies:
+        warnings.append(
+            f"serving on {host} with JAXJUDGE_SECURE_COOKIES off: session cookies travel in"
+            " clear text unless a TLS proxy is in front; set it to true behind TLS"
+        )
+    if trusted_proxies and trusted_proxies.strip() == "*":
+        warnings.append(
+            "--forwarded-allow-ips '*' trusts X-Forwarded-For from anyone: clients can choose"
+            " the address the throttles see"
+        )
+    return warnings
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -88,8 +118,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_users_create(args: argparse.Namespace) -> int:
-    from app import crud
+    from app import accounts
     from app.core.db import migrate, session_scope
+    from app.crud import CrudError
 
     if not args.password_stdin:
         raise CommandError("pass the password on standard input with --password-stdin")
@@ -97,25 +128,81 @@ def cmd_users_create(args: argparse.Namespace) -> int:
     migrate()
     try:
         with session_scope() as session:
-            user = crud.create_user(
+            user = accounts.create_user(
                 session=session, name=args.name, password=password, role=args.role
             )
             print(f"created {user.role} {user.name!r}")
-    except crud.CrudError as error:
+    except CrudError as error:
         raise CommandError(str(error)) from None
     return EXIT_OK
 
 
-def cmd_tokens_create(args: argparse.Namespace) -> int:
-    from app import crud
+def _user(session: Any, name: str) -> Any:
+    from app import accounts
+
+    user = accounts.user_by_name(session=session, name=name)
+    if user is None:
+        raise CommandError(f"no user {name!r}; create one with `jaxjudge users create`")
+    return user
+
+
+def cmd_users_disable(args: argparse.Namespace) -> int:
+    from app import accounts
     from app.core.db import migrate, session_scope
 
     migrate()
     with session_scope() as session:
-        user = crud.user_by_name(session=session, name=args.name)
-        if user is None:
-            raise CommandError(f"no user {args.name!r}; create one with `jaxjudge users create`")
-        print(crud.create_token(session=session, user=user))
+        user = _user(session, args.name)
+        accounts.set_disabled(session=session, user=user, disabled=args.disable)
+        state = "disabled: its sessions and tokens stop working now" if args.disable else "enabled"
+        print(f"{user.name!r} {state}")
+    return EXIT_OK
+
+
+def cmd_tokens_create(args: argparse.Namespace) -> int:
+    from app import api_tokens
+    from app.core.db import migrate, session_scope
+    from app.crud import CrudError
+
+    migrate()
+    try:
+        with session_scope() as session:
+            token, _row = api_tokens.create(
+                session=session,
+                user=_user(session, args.name),
+                name=args.label,
+                expires_in_days=args.expires_days,
+            )
+            print(token)
+    except CrudError as error:
+        raise CommandError(str(error)) from None
+    return EXIT_OK
+
+
+def cmd_tokens_list(args: argparse.Namespace) -> int:
+    from app import api_tokens
+    from app.core.db import migrate, session_scope
+
+    migrate()
+    with session_scope() as session:
+        for row in api_tokens.of_user(session=session, user=_user(session, args.name)):
+            expires = row.expires_at.isoformat(timespec="minutes") if row.expires_at else "never"
+            used = row.last_used_at.isoformat(timespec="minutes") if row.last_used_at else "never"
+            print(
+                f"{row.id}\t{row.name or '-'}\tcreated {row.created_at:%Y-%m-%d}\tlast used {used}\texpires {expires}"
+            )
+    return EXIT_OK
+
+
+def cmd_tokens_revoke(args: argparse.Namespace) -> int:
+    from app import api_tokens
+    from app.core.db import migrate, session_scope
+
+    migrate()
+    with session_scope() as session:
+        if not api_tokens.revoke(session=session, user=_user(session, args.name), token_id=args.id):
+            raise CommandError(f"{args.name!r} has no token {args.id}; see `jaxjudge tokens list`")
+        print(f"token {args.id} of {args.name!r} revoked")
     return EXIT_OK
 
 
@@ -175,6 +262,12 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--workers", type=int, default=None, help="grading threads (default: pool size; 0: none)"
     )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        default=None,
+        help="comma-separated addresses of reverse proxies whose X-Forwarded-For is trusted"
+        " (default: none; JAXJUDGE_FORWARDED_ALLOW_IPS)",
+    )
     serve.set_defaults(handler=cmd_serve)
 
     worker = commands.add_parser(
@@ -210,13 +303,28 @@ def register(commands: Any) -> None:
         "--password-stdin", action="store_true", help="read the password from standard input"
     )
     create.set_defaults(handler=cmd_users_create)
+    for verb, disable in (("disable", True), ("enable", False)):
+        toggle = users.add_parser(
+            verb, help=f"{verb} a user (disabling ends every session and token at once)"
+        )
+        toggle.add_argument("name")
+        toggle.set_defaults(handler=cmd_users_disable, disable=disable)
 
     tokens = commands.add_parser("tokens", help="manage API tokens").add_subparsers(
         dest="tokens_command", required=True
     )
     token = tokens.add_parser("create", help="print a new API token for a user")
     token.add_argument("name")
+    token.add_argument("--label", default="", help="what the token is for (shown in lists)")
+    token.add_argument("--expires-days", type=int, default=None, help="default: never expires")
     token.set_defaults(handler=cmd_tokens_create)
+    listing = tokens.add_parser("list", help="a user's tokens: id, label, last use, expiry")
+    listing.add_argument("name")
+    listing.set_defaults(handler=cmd_tokens_list)
+    revoke = tokens.add_parser("revoke", help="revoke one of a user's tokens by id")
+    revoke.add_argument("name")
+    revoke.add_argument("id", type=int)
+    revoke.set_defaults(handler=cmd_tokens_revoke)
 
     submit = commands.add_parser(
         "submit", help="submit a file to a jaxjudge server and print the verdict"

@@ -1,4 +1,4 @@
-"""Data functions: keyword-only arguments, no HTTP concerns."""
+"""Data functions for submissions and hints: keyword-only arguments, no HTTP concerns."""
 
 from __future__ import annotations
 
@@ -10,49 +10,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.core.security import MIN_PASSWORD_LENGTH, hash_password, new_token, token_hash
-from app.models import ROLES, ApiToken, HintReveal, Submission, User, utcnow
+from app.models import HintReveal, Submission, User, utcnow
 
 
 class CrudError(ValueError):
     """A request that cannot be carried out, with a message for people."""
-
-
-def create_user(*, session: Session, name: str, password: str, role: str = "learner") -> User:
-    if role not in ROLES:
-        raise CrudError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
-    if (
-        not 1 <= len(name) <= 64
-        or not name.replace("-", "").replace("_", "").replace(".", "").isalnum()
-    ):
-        raise CrudError("a user name is 1-64 letters, digits, '.', '-' or '_'")
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise CrudError(f"a password has at least {MIN_PASSWORD_LENGTH} characters")
-    if session.scalar(select(User).where(User.name == name)):
-        raise CrudError(f"the user name {name!r} is taken")
-    user = User(name=name, password_hash=hash_password(password), role=role)
-    session.add(user)
-    session.flush()
-    return user
-
-
-def user_by_name(*, session: Session, name: str) -> User | None:
-    return session.scalar(select(User).where(User.name == name))
-
-
-def create_token(*, session: Session, user: User) -> str:
-    token, digest = new_token()
-    session.add(ApiToken(user_id=user.id, token_hash=digest))
-    session.flush()
-    return token
-
-
-def user_for_token(*, session: Session, token: str) -> User | None:
-    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash(token)))
-    if row is None:
-        return None
-    row.last_used_at = utcnow()
-    return session.get(User, row.user_id)
 
 
 def queued_count(*, session: Session, user_id: int) -> int:

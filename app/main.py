@@ -10,16 +10,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
-from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import authoring, catalog
-from app.api.routes import problems, submissions
+from app import authoring, catalog, web_sessions
+from app.api.routes import problems, submissions, tokens
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate, session_scope
+from app.core.http_guards import BodyLimit, SecurityHeaders
 from app.core.sessions import secret_key
+from app.web import account as account_pages
 from app.web import authoring as authoring_pages
 from app.web import course_insights, pages
 from app.web import courses as course_pages
@@ -72,7 +74,9 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     )
     app.include_router(problems.router)
     app.include_router(submissions.router)
+    app.include_router(tokens.router)
     app.include_router(pages.router)
+    app.include_router(account_pages.router)
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
     app.include_router(authoring_pages.router)
@@ -83,18 +87,19 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         session_cookie="jaxjudge_session",
         same_site="lax",
         https_only=settings.secure_cookies,
-        max_age=14 * 24 * 3600,
+        max_age=web_sessions.SESSION_DAYS * 24 * 3600,
     )
+
+    @app.exception_handler(UnicodeError)
+    async def invalid_text(request: Request, _error: UnicodeError) -> Response:
+        message = (
+            "The request holds text that is not valid Unicode (a lone surrogate or bad bytes)."
+        )
+        return JSONResponse({"detail": message}, status_code=422)
 
     @app.get("/docs", include_in_schema=False)
     def api_docs() -> Response:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json",
-            title="jaxjudge API",
-            swagger_js_url="/static/vendor/swagger-ui/swagger-ui-bundle.js",
-            swagger_css_url="/static/vendor/swagger-ui/swagger-ui.css",
-            swagger_favicon_url="/static/favicon.svg",
-        )
+        return HTMLResponse(API_DOCS_PAGE)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
@@ -120,4 +125,23 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         )
         return response
 
+    # Outermost: the body limit runs before anything reads the body (authentication
+    # included), the headers are added to every answer, 413s and 500s too.
+    app.add_middleware(
+        BodyLimit,
+        default=settings.max_request_bytes,
+        limits={("POST", "/api/submissions"): 2 * settings.max_source_bytes + 64 * 1024},
+    )
+    app.add_middleware(SecurityHeaders)
     return app
+
+
+# The vendored Swagger UI, started by a script file: the pages allow no inline script.
+API_DOCS_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>jaxjudge API</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/static/vendor/swagger-ui/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/static/vendor/swagger-ui/swagger-ui-bundle.js"></script>
+<script src="/static/api-docs.js"></script></body></html>
+"""

@@ -24,9 +24,16 @@ class User(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
+    # NFKC + case-folded: unique, so "Alice" (or full-width "alice") cannot sit beside "alice".
+    canonical_name: Mapped[str] = mapped_column(String(80), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default="learner")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Disabled accounts: every session and token stops working at once.
+    disabled_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Per-account sign-in delay (app/accounts.py): exponential, never permanent.
+    failed_sign_ins: Mapped[int] = mapped_column(default=0)
+    sign_in_blocked_until: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class ApiToken(Base):
@@ -34,10 +41,27 @@ class ApiToken(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100), default="")
     # Only a SHA-256 of the token is stored; the token is shown once.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+    expires_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class WebSession(Base):
+    """A signed-in browser. The cookie holds only a random id (stored here hashed), so
+    signing out, a password change or a disabled account end it everywhere at once."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    user_agent: Mapped[str] = mapped_column(String(200), default="")
 
 
 class Submission(Base):
@@ -181,6 +205,25 @@ class Regrade(Base):
     status: Mapped[str] = mapped_column(String(16), default="running")
     # running | ready | applied | discarded
     decided_at: Mapped[datetime | None] = mapped_column(default=None)
+    scope: Mapped[str | None] = mapped_column(String(16), default=None)  # course | platform
+
+
+class CourseVerdict(Base):
+    """A course's own verdict for a submission, set by a regrade applied in that course:
+    other courses, and the learner's own pages, keep the submission's verdict."""
+
+    __tablename__ = "course_verdicts"
+    __table_args__ = (UniqueConstraint("course_id", "submission_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    score: Mapped[float | None]
+    result_json: Mapped[str | None] = mapped_column(Text)
+    problem_version_id: Mapped[int | None] = mapped_column(ForeignKey("problem_versions.id"))
+    regrade_id: Mapped[int | None] = mapped_column(ForeignKey("regrades.id"))
+    applied_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class RegradeItem(Base):

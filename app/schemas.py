@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _valid_unicode(text: str) -> str:
+    """Refuse lone surrogates ("\\ud800" in JSON): they cannot be stored or shown."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "the text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not valid Unicode"
+        ) from None
+    return text
+
+
+Text = Annotated[str, AfterValidator(_valid_unicode)]
 
 
 class SubmissionCreate(BaseModel):
-    problem: str = Field(description="Problem slug, e.g. nnx-grad-accumulation.")
-    code: str = Field(description="The Python source defining the entry point.")
+    problem: Text = Field(max_length=100, description="Problem slug, e.g. nnx-grad-accumulation.")
+    code: Text = Field(description="The Python source defining the entry point.")
     mode: Literal["run", "submit"] = Field(
         "submit", description="run: sample cases only, not recorded as an attempt."
     )
@@ -40,3 +55,29 @@ class ProblemsPublic(BaseModel):
 SubmissionPublic = dict[
     str, Any
 ]  # id, status, position while queued; the grade report's fields when done
+
+
+class TokenCreate(BaseModel):
+    name: Text = Field("", max_length=100, description="What the token is for, shown in lists.")
+    expires_in_days: int | None = Field(
+        None, ge=1, le=3650, description="Days until it stops working; null: never expires."
+    )
+
+
+class TokenPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None = Field(description="Recorded at most once a minute.")
+    expires_at: datetime | None
+
+
+class TokenCreated(TokenPublic):
+    token: str = Field(description="The token itself: shown in this answer only.")
+
+
+class TokensPublic(BaseModel):
+    data: list[TokenPublic]
+    count: int

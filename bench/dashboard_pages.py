@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from app import catalog, courses, crud
+from app import accounts, catalog, courses
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.core.security import hash_password
@@ -33,20 +33,26 @@ def seed(learners: int, max_submits: int) -> tuple[int, int]:
     with session_scope() as session:
         catalog.sync(session)
         slugs = [problem.slug for _version, problem in catalog.live_problems(session)]
-        teacher = crud.create_user(
-            session=session, name="teacher", password="password123", role="instructor"
+        teacher = accounts.create_user(
+            session=session, name="teacher", password="long bench password", role="instructor"
         )
         course = courses.create_course(session=session, name="Big", instructor=teacher)
         for slug in slugs:
             courses.assign(
                 session=session, course=course, problem=slug, due_at=datetime(2026, 11, 10)
             )
-        password = hash_password("password123")
-        users = [User(name=f"learner{i:04d}", password_hash=password) for i in range(learners)]
+        password = hash_password("long bench password")
+        users = [
+            User(name=f"learner{i:04d}", canonical_name=f"learner{i:04d}", password_hash=password)
+            for i in range(learners)
+        ]
         session.add_all(users)
         session.flush()
         session.add_all(
-            CourseMember(course_id=course.id, user_id=u.id, role="learner") for u in users
+            CourseMember(
+                course_id=course.id, user_id=u.id, role="learner", joined_at=datetime(2026, 10, 1)
+            )
+            for u in users
         )
         count = 0
         for user in users:
@@ -89,7 +95,7 @@ def main() -> None:
             assert token
             client.post(
                 "/login",
-                data={"name": "teacher", "password": "password123", "csrf_token": token[1]},
+                data={"name": "teacher", "password": "long bench password", "csrf_token": token[1]},
             )
             for path in (
                 f"/courses/{course}",

@@ -25,6 +25,13 @@ class Settings(BaseSettings):
         description="Interpreter that runs child processes (the pinned runtime).",
     )
     max_source_bytes: int = Field(256 * 1024, description="Largest submission accepted, in bytes.")
+    max_request_bytes: int = Field(
+        64 * 1024,
+        description=(
+            "Largest request body the web app reads, except a submission's"
+            " (twice max_source_bytes plus 64 KiB); larger ones get 413 unread."
+        ),
+    )
     stdout_limit_bytes: int = Field(
         1024 * 1024, description="Output a submission may print before output_limit_exceeded."
     )
@@ -74,6 +81,13 @@ class Settings(BaseSettings):
     )
     secure_cookies: bool = Field(
         False, description="Send the session cookie over HTTPS only (set behind TLS)."
+    )
+    forwarded_allow_ips: str | None = Field(
+        None,
+        description=(
+            "Comma-separated addresses of reverse proxies whose X-Forwarded-For header is"
+            " trusted for the client address; unset: the direct peer is the client."
+        ),
     )
     lease_seconds: int = Field(
         120, ge=10, description="How long a worker's claim on a submission lasts unrenewed."

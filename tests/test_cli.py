@@ -122,3 +122,16 @@ def test_new_scaffolds_a_folder_that_check_explains(
         in result.errors
     )
     assert any("problem.toml: still holds" in error for error in result.errors)
+
+
+def test_serving_beyond_loopback_without_secure_cookies_warns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.cli import serving_warnings
+
+    monkeypatch.setattr(settings, "secure_cookies", False)
+    assert serving_warnings("127.0.0.1", None) == []
+    assert "JAXJUDGE_SECURE_COOKIES off" in serving_warnings("0.0.0.0", None)[0]
+    assert "trusts X-Forwarded-For from anyone" in serving_warnings("127.0.0.1", "*")[0]
+    monkeypatch.setattr(settings, "secure_cookies", True)
+    assert serving_warnings("0.0.0.0", "10.0.0.2") == []

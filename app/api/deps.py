@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
-from app import crud
+from app import api_tokens, web_sessions
 from app.core.db import session_scope
 from app.core.sessions import check_csrf
 from app.models import User
@@ -25,6 +25,17 @@ def get_session() -> Iterator[Session]:
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
+def session_user(request: Request, session: Session) -> User | None:
+    """The user of the browser's server-side session, if it is live (app/web_sessions.py)."""
+    if "session" not in request.scope:
+        return None
+    found = web_sessions.find(session=session, sid=request.session.get("sid"))
+    if found is None:
+        return None
+    request.state.web_session_id = found[1].id
+    return found[0]
+
+
 def current_user(
     request: Request,
     session: SessionDep,
@@ -37,19 +48,18 @@ def current_user(
     page's CSRF token in `X-CSRF-Token`: a cookie alone proves nothing."""
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() == "bearer" and token:
-        user = crud.user_for_token(session=session, token=token.strip())
+        user = api_tokens.user_for(session=session, token=token.strip())
         if user is None:
             raise HTTPException(
                 status.HTTP_401_UNAUTHORIZED,
-                "Unknown or revoked API token.",
+                "Unknown, expired or revoked API token, or a disabled account.",
                 headers={"WWW-Authenticate": "Bearer"},
             )
         return user
-    user_id = request.session.get("user_id") if "session" in request.scope else None
-    if isinstance(user_id, int) and (user := session.get(User, user_id)) is not None:
+    if (found := session_user(request, session)) is not None:
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             check_csrf(request, x_csrf_token)
-        return user
+        return found
     raise HTTPException(
         status.HTTP_401_UNAUTHORIZED,
         "Send 'Authorization: Bearer TOKEN'; create a token with `jaxjudge tokens create NAME`.",

@@ -9,16 +9,19 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 _hasher = PasswordHasher()
-MIN_PASSWORD_LENGTH = 8
+# Verified against when a name is unknown, so that a sign-in costs the same
+# Argon2 work whether or not the account exists (no timing oracle on names).
+_DUMMY_HASH = _hasher.hash("jaxjudge: no such account")
 
 
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
-def verify_password(password_hash: str, password: str) -> bool:
+def verify_password(password_hash: str | None, password: str) -> bool:
+    """Constant work: an unknown account (None) verifies against a dummy hash."""
     try:
-        return _hasher.verify(password_hash, password)
+        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 

@@ -1,23 +1,20 @@
-"""Browser sessions: the signing key, CSRF tokens and sign-in throttling.
+"""The browser's cookie: its signing key and the CSRF token it carries.
 
-Sessions are Starlette's signed cookie (HttpOnly, SameSite=Lax). Every form
-that changes state carries a per-session CSRF token, compared in constant time.
+The cookie is Starlette's signed session (HttpOnly, SameSite=Lax, Secure
+behind TLS) and holds two random values: the id of a server-side session
+(app/web_sessions.py: who is signed in, revocable) and the CSRF token that
+every state-changing form and API call from the page must echo, compared in
+constant time.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import threading
-import time
-from collections import defaultdict, deque
 
 from fastapi import HTTPException, Request, status
 
 from app.core.config import settings
-
-MAX_FAILURES = 5
-FAILURE_WINDOW_SECONDS = 300
 
 
 def secret_key() -> str:
@@ -50,37 +47,3 @@ def check_csrf(request: Request, submitted: str | None) -> None:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "This form has expired; reload the page and try again."
         )
-
-
-class SignInThrottle:
-    """At most MAX_FAILURES failed sign-ins per (address, name) in a sliding window."""
-
-    def __init__(self) -> None:
-        self._failures: defaultdict[tuple[str, str], deque[float]] = defaultdict(deque)
-        self._lock = threading.Lock()
-
-    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
-        failures = self._failures[key]
-        while failures and failures[0] < now - FAILURE_WINDOW_SECONDS:
-            failures.popleft()
-        return failures
-
-    def wait_seconds(self, address: str, name: str) -> int:
-        """0 when a sign-in may be tried now."""
-        now = time.monotonic()
-        with self._lock:
-            failures = self._recent((address, name.lower()), now)
-            if len(failures) < MAX_FAILURES:
-                return 0
-            return int(failures[0] + FAILURE_WINDOW_SECONDS - now) + 1
-
-    def failed(self, address: str, name: str) -> None:
-        with self._lock:
-            self._failures[(address, name.lower())].append(time.monotonic())
-
-    def succeeded(self, address: str, name: str) -> None:
-        with self._lock:
-            self._failures.pop((address, name.lower()), None)
-
-
-throttle = SignInThrottle()

@@ -10,12 +10,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from app import catalog, crud
-from app.api.deps import SessionDep
+from app import accounts, catalog, crud, web_sessions
+from app.api.deps import SessionDep, session_user
+from app.core import throttle
 from app.core.config import PROJECT_ROOT
 from app.core.markdown import highlight_css, render_markdown
-from app.core.security import verify_password
-from app.core.sessions import check_csrf, csrf_token, throttle
+from app.core.sessions import check_csrf, csrf_token
+from app.core.throttle import client_address
 from app.models import Submission, User
 from grader.problem import Problem
 
@@ -35,13 +36,15 @@ def page(
 
 
 def signed_in_user(request: Request, session: SessionDep) -> User | None:
-    user_id = request.session.get("user_id")
-    return session.get(User, user_id) if isinstance(user_id, int) else None
+    return session_user(request, session)
 
 
-def _sign_in(request: Request, user: User) -> RedirectResponse:
-    request.session.clear()  # a new session on sign-in: no fixation
-    request.session["user_id"] = user.id
+def _sign_in(request: Request, session: SessionDep, user: User) -> RedirectResponse:
+    web_sessions.end(session=session, sid=request.session.get("sid"))
+    request.session.clear()  # a new session (and CSRF token) on sign-in: no fixation
+    request.session["sid"] = web_sessions.start(
+        session=session, user=user, user_agent=request.headers.get("user-agent", "")
+    )
     return RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
 
 
@@ -98,31 +101,29 @@ def login_form(request: Request, session: SessionDep) -> Response:
 def login(
     request: Request,
     session: SessionDep,
-    name: Annotated[str, Form()],
-    password: Annotated[str, Form()],
+    name: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
-    address = request.client.host if request.client else "unknown"
-    wait = throttle.wait_seconds(address, name)
-    if wait:
-        message = f"Too many failed sign-ins. Try again in {wait // 60 + 1} minute(s)."
-        return page(
-            request, "login.html", None, status.HTTP_429_TOO_MANY_REQUESTS, error=message, name=name
+    address = client_address(request)
+
+    def refused(code: int, message: str) -> Response:
+        return page(request, "login.html", None, code, error=message, name=name)
+
+    if wait := throttle.failed_sign_ins.wait_seconds(address):
+        return refused(429, f"Too many failed sign-ins from here. Try again in {wait} s.")
+    outcome = accounts.authenticate(session=session, name=name, password=password)
+    if outcome.wait_seconds:
+        return refused(
+            429, f"Too many failed sign-ins for this name. Try again in {outcome.wait_seconds} s."
         )
-    user = crud.user_by_name(session=session, name=name)
-    if user is None or not verify_password(user.password_hash, password):
-        throttle.failed(address, name)
-        return page(
-            request,
-            "login.html",
-            None,
-            status.HTTP_400_BAD_REQUEST,
-            error="Wrong name or password.",
-            name=name,
-        )
-    throttle.succeeded(address, name)
-    return _sign_in(request, user)
+    if outcome.disabled:
+        return refused(403, "This account is disabled; ask an administrator.")
+    if outcome.user is None:
+        throttle.failed_sign_ins.record(address)
+        return refused(400, "Wrong name or password.")
+    return _sign_in(request, session, outcome.user)
 
 
 @router.get("/signup", response_class=HTMLResponse)
@@ -134,23 +135,31 @@ def signup_form(request: Request, session: SessionDep) -> Response:
 def signup(
     request: Request,
     session: SessionDep,
-    name: Annotated[str, Form()],
-    password: Annotated[str, Form()],
+    name: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
+    address = client_address(request)
+    if wait := throttle.sign_ups.wait_seconds(address):
+        message = f"Too many new accounts from here. Try again in {wait // 60 + 1} minute(s)."
+        return page(request, "signup.html", None, 429, error=message, name=name)
     try:
-        user = crud.create_user(session=session, name=name, password=password)
+        user = accounts.create_user(session=session, name=name, password=password)
     except crud.CrudError as error:
         return page(
             request, "signup.html", None, status.HTTP_400_BAD_REQUEST, error=str(error), name=name
         )
-    return _sign_in(request, user)
+    throttle.sign_ups.record(address)
+    return _sign_in(request, session, user)
 
 
 @router.post("/logout")
-def logout(request: Request, csrf: Annotated[str, Form(alias="csrf_token")] = "") -> Response:
+def logout(
+    request: Request, session: SessionDep, csrf: Annotated[str, Form(alias="csrf_token")] = ""
+) -> Response:
     check_csrf(request, csrf)
+    web_sessions.end(session=session, sid=request.session.get("sid"))  # a copied cookie dies too
     request.session.clear()
     return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
 

@@ -8,10 +8,17 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import catalog
+from app.core import throttle
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import migrate, session_scope
 
 BANK_SLUG = "scan-microbatched-grads"
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles() -> None:
+    """Throttles live in memory per process: every test starts from none."""
+    throttle.reset_all()
 
 
 @pytest.fixture
@@ -41,7 +48,7 @@ def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch)
     return tmp_path
 
 
-def sign_in(client: TestClient, name: str, password: str = "password123") -> str:
+def sign_in(client: TestClient, name: str, password: str = "long test password") -> str:
     """Sign in through the form; returns the session's CSRF token for later forms."""
     form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
     assert form

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from app import crud
+from app import accounts, api_tokens
 from app.core.config import settings
 from app.core.db import session_scope
 from app.main import create_app
@@ -42,8 +42,10 @@ def client(database: str) -> Iterator[TestClient]:
 
 def token_for(name: str, role: str = "learner") -> dict[str, str]:
     with session_scope() as session:
-        user = crud.create_user(session=session, name=name, password="password123", role=role)
-        return {"Authorization": f"Bearer {crud.create_token(session=session, user=user)}"}
+        user = accounts.create_user(
+            session=session, name=name, password="long test password", role=role
+        )
+        return {"Authorization": f"Bearer {api_tokens.create(session=session, user=user)[0]}"}
 
 
 def drain_queue() -> None:

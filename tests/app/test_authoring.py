@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app import catalog, crud
+from app import accounts, catalog
 from app.core.db import session_scope
-from app.core.sessions import throttle
 from app.main import create_app
 from app.models import ProblemVersion
 from tests.app.conftest import BANK_SLUG, sign_in
@@ -21,10 +20,11 @@ NEW_SENTENCE = "This sentence exists only in version 2."
 
 @pytest.fixture
 def browser(private_bank: Path) -> Iterator[TestClient]:
-    throttle._failures.clear()
     with session_scope() as session:
-        crud.create_user(session=session, name="author", password="password123", role="author")
-        crud.create_user(session=session, name="ada", password="password123")
+        accounts.create_user(
+            session=session, name="author", password="long test password", role="author"
+        )
+        accounts.create_user(session=session, name="ada", password="long test password")
     statement = private_bank / "problems" / BANK_SLUG / "statement.md"
     statement.write_text(statement.read_text() + f"\n{NEW_SENTENCE}\n")
     with TestClient(create_app(workers=0, prepare=False)) as client:  # syncs: version 2 waits

@@ -1,4 +1,4 @@
-"""Upgrading a database made before problem versions keeps its submissions gradeable."""
+"""Upgrading an older database keeps every row and every account working."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import text
+from sqlalchemy import select, text
 
-from app import catalog
+from app import accounts, catalog
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate, session_scope
-from app.models import Submission
+from app.crud import CrudError
+from app.models import Submission, User
 
 
 def upgrade_to(revision: str) -> None:
@@ -48,3 +49,67 @@ def test_submissions_from_before_versions_survive_the_upgrade(
         old = session.get_one(Submission, 1)
         assert (old.verdict, old.problem_version_id) == ("accepted", None)
         assert catalog.live_version(session, "scan-microbatched-grads") is not None
+
+
+def test_altering_tables_keeps_every_row_that_refers_to_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite recreates a table to alter it; with foreign keys on, dropping the old copy
+    would delete, by cascade, the regrade history of every submission."""
+    monkeypatch.setattr(settings, "database_url", f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade_to("0004")
+    statements = [
+        "INSERT INTO users (id, name, password_hash, role, created_at) VALUES (1, 'ada', 'x', 'learner', '2026-10-01')",
+        "INSERT INTO courses (id, name, join_code, created_at) VALUES (1, 'c', 'ABCDEFGH', '2026-10-01')",
+        "INSERT INTO problem_versions (id, slug, number, content_hash, title, files_json, created_at, check_status) VALUES (1, 'p', 1, 'h', 't', '{}', '2026-10-01', 'passed')",
+        "INSERT INTO submissions (id, user_id, problem, mode, code, status, created_at, attempts, verdict, score, problem_version_id) VALUES (1, 1, 'p', 'submit', 'x', 'done', '2026-10-01', 1, 'accepted', 1.0, 1)",
+        "INSERT INTO regrades (id, course_id, problem, version_id, created_by, created_at, status) VALUES (1, 1, 'p', 1, 1, '2026-10-01', 'applied')",
+        "INSERT INTO regrade_items (regrade_id, submission_id, status, attempts, old_verdict, old_score) VALUES (1, 1, 'done', 1, 'wrong_answer', 0.0)",
+        "INSERT INTO past_verdicts (submission_id, problem_version_id, verdict, score, replaced_at, regrade_id) VALUES (1, 1, 'wrong_answer', 0.0, '2026-10-01', 1)",
+    ]
+    with engine().begin() as connection:
+        for statement in statements:
+            connection.execute(text(statement))
+    migrate()
+    with engine().connect() as connection:
+        counts = {
+            table: connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+            for table in ("users", "submissions", "regrade_items", "past_verdicts")
+        }
+    assert counts == {"users": 1, "submissions": 1, "regrade_items": 1, "past_verdicts": 1}
+
+
+def test_look_alike_names_from_before_the_name_rules_keep_signing_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "database_url", f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade_to("0005")
+    with engine().begin() as connection:
+        for user_id, name in enumerate(["alice", "Alice", "\uff41lice"], start=1):
+            connection.execute(
+                text(
+                    "INSERT INTO users (id, name, password_hash, role, created_at)"
+                    " VALUES (:id, :name, 'x', 'learner', '2026-10-01')"
+                ),
+                {"id": user_id, "name": name},
+            )
+    migrate()
+    with session_scope() as session:
+        found = {
+            name: accounts.user_by_name(session=session, name=name)
+            for name in ("alice", "Alice", "\uff41lice")
+        }
+        assert {name: user.id for name, user in found.items() if user} == {
+            "alice": 1,
+            "Alice": 2,
+            "\uff41lice": 3,
+        }
+        assert [u.canonical_name for u in session.scalars(select(User).order_by(User.id))] == [
+            "alice",
+            "alice~2",
+            "alice~3",
+        ]
+        # ALICE is the canonical "alice": the first account; nobody can sign up as any of them.
+        assert accounts.user_by_name(session=session, name="ALICE").id == 1  # type: ignore[union-attr]
+        with pytest.raises(CrudError, match="is taken"):
+            accounts.create_user(session=session, name="ALICE", password="long test password")

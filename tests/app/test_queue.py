@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from app import crud, queue
+from app import accounts, crud, queue
 from app.core.db import session_scope
 from app.models import Submission
 
@@ -15,7 +15,7 @@ def make_users_and_submissions(count: int, *, same_user: bool = False) -> list[i
     ids = []
     with session_scope() as session:
         users = [
-            crud.create_user(session=session, name=f"u{i}", password="password1")
+            accounts.create_user(session=session, name=f"u{i}", password="long test password")
             for i in range(1 if same_user else count)
         ]
         for index in range(count):
@@ -124,7 +124,7 @@ def test_queue_position_and_per_user_cap(database: str) -> None:
     with session_scope() as session:
         rows = [session.get(Submission, i) for i in ids]
         assert [queue.queue_position(session, row) for row in rows if row] == [1, 2, 3]
-        user = crud.user_by_name(session=session, name="u0")
+        user = accounts.user_by_name(session=session, name="u0")
         assert user is not None
         with pytest.raises(crud.CrudError, match="already have 3 submissions waiting"):
             crud.create_submission(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.config import PROJECT_ROOT
-from tests.app.test_server import Server, jaxjudge
+from tests.app.server import Server, jaxjudge
 
 pytestmark = pytest.mark.slow
 
@@ -110,8 +110,10 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
 
         page = watched(browser.new_page(viewport={"width": 1280, "height": 900}))
         page.goto(f"{server.url}/signup")
-        page.get_by_label("Name").fill("grace")
-        page.get_by_label("Password (at least 8 characters)").fill("correct horse battery")
+        page.get_by_label("Name (letters, digits, '.', '-' or '_')").fill("grace")
+        page.get_by_label("Password (at least 10 characters, not a common one)").fill(
+            "correct horse battery"
+        )
         page.get_by_role("button", name="Sign up").click()
         expect(page.get_by_role("heading", name="Problems")).to_be_visible(timeout=30_000)
         page.get_by_role("link", name="Courses").click()

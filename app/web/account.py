@@ -1,0 +1,134 @@
+"""The signed-in user's account page (password, sessions, API tokens) and the admin's
+user list (disable, enable)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app import accounts, api_tokens, web_sessions
+from app.api.deps import SessionDep
+from app.core.sessions import check_csrf
+from app.crud import CrudError
+from app.models import User
+from app.web.courses import required_user
+from app.web.pages import page
+
+router = APIRouter(include_in_schema=False)
+CsrfField = Annotated[str, Form(alias="csrf_token")]
+
+
+def _account_page(
+    request: Request, session: SessionDep, user: User, code: int = 200, **context: object
+) -> Response:
+    return page(
+        request,
+        "account.html",
+        user,
+        code,
+        sessions=web_sessions.of_user(session=session, user=user),
+        current_session=getattr(request.state, "web_session_id", None),
+        tokens=api_tokens.of_user(session=session, user=user),
+        **context,
+    )
+
+
+def _back() -> RedirectResponse:
+    return RedirectResponse("/account", status_code=status.HTTP_303_SEE_OTHER)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account(request: Request, session: SessionDep) -> Response:
+    return _account_page(request, session, required_user(request, session))
+
+
+@router.post("/account/password", response_class=HTMLResponse)
+def change_password(
+    request: Request,
+    session: SessionDep,
+    current: Annotated[str, Form(max_length=1000)],
+    new: Annotated[str, Form(max_length=1000)],
+    csrf: CsrfField = "",
+) -> Response:
+    user = required_user(request, session)
+    check_csrf(request, csrf)
+    try:
+        ended = accounts.change_password(
+            session=session,
+            user=user,
+            current=current,
+            new=new,
+            keep_session=getattr(request.state, "web_session_id", None),
+        )
+    except CrudError as error:
+        return _account_page(request, session, user, 400, error=str(error))
+    notice = f"Password changed; {ended} other session(s) signed out."
+    return _account_page(request, session, user, notice=notice)
+
+
+@router.post("/account/sessions/{session_id}/end")
+def end_session(
+    session_id: int, request: Request, session: SessionDep, csrf: CsrfField = ""
+) -> Response:
+    user = required_user(request, session)
+    check_csrf(request, csrf)
+    if not web_sessions.end_one(session=session, user=user, session_id=session_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No session {session_id} of yours.")
+    return _back()
+
+
+@router.post("/account/tokens", response_class=HTMLResponse)
+def create_token(
+    request: Request,
+    session: SessionDep,
+    label: Annotated[str, Form(max_length=100)] = "",
+    expires_days: Annotated[int | None, Form(ge=1, le=api_tokens.MAX_DAYS)] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    user = required_user(request, session)
+    check_csrf(request, csrf)
+    token, _row = api_tokens.create(
+        session=session, user=user, name=label, expires_in_days=expires_days
+    )
+    return _account_page(request, session, user, 201, new_token=token)
+
+
+@router.post("/account/tokens/{token_id}/revoke")
+def revoke_token(
+    token_id: int, request: Request, session: SessionDep, csrf: CsrfField = ""
+) -> Response:
+    user = required_user(request, session)
+    check_csrf(request, csrf)
+    if not api_tokens.revoke(session=session, user=user, token_id=token_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No token {token_id} of yours.")
+    return _back()
+
+
+def _admin(request: Request, session: SessionDep) -> User:
+    user = required_user(request, session)
+    if user.role != "admin":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only administrators manage users.")
+    return user
+
+
+@router.get("/admin/users", response_class=HTMLResponse)
+def users(request: Request, session: SessionDep) -> Response:
+    admin = _admin(request, session)
+    return page(request, "admin_users.html", admin, users=accounts.all_users(session=session))
+
+
+@router.post("/admin/users/{user_id}/{action}")
+def set_disabled(
+    user_id: int, action: str, request: Request, session: SessionDep, csrf: CsrfField = ""
+) -> Response:
+    admin = _admin(request, session)
+    check_csrf(request, csrf)
+    target = session.get(User, user_id)
+    if target is None or action not in ("disable", "enable"):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "No such user or action.")
+    if target.id == admin.id:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "You cannot disable your own account.")
+    accounts.set_disabled(session=session, user=target, disabled=action == "disable")
+    return RedirectResponse("/admin/users", status_code=status.HTTP_303_SEE_OTHER)

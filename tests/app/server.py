@@ -1,0 +1,78 @@
+"""A real `jaxjudge serve` for tests: started on loopback, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from grader.config import settings
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    """A throwaway database; the trusted-output caches are the test session's."""
+    return {
+        **os.environ,
+        "JAXJUDGE_DATABASE_URL": f"sqlite:///{tmp_path / 'server.db'}",
+        "JAXJUDGE_DATA_DIR": str(settings.data_dir),
+    }
+
+
+def jaxjudge(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+class Server:
+    """`jaxjudge serve` on a free loopback port, started and waited for."""
+
+    def __init__(self, env: dict[str, str], workers: int, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                *extra,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
+                    if json.loads(response.read()) == {"status": "ok"}:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("the server did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
