@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.course_submissions import RESULT_JSON, VERDICT, within
 from app.courses import learners_of
 from app.models import Course, Submission
 
@@ -59,14 +59,9 @@ def _first_failing_case(result: dict[str, object]) -> str | None:
 def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemStats:
     learners = learners_of(session=session, course=course)
     stats = ProblemStats(learners=len(learners))
-    rows = session.scalars(
-        select(Submission)
-        .where(
-            Submission.user_id.in_([learner.id for learner in learners]),
-            Submission.problem == problem,
-            Submission.mode == "submit",
-            Submission.status == "done",
-        )
+    rows = session.execute(
+        within(course, Submission.user_id, Submission.created_at, VERDICT, RESULT_JSON)
+        .where(Submission.problem == problem, Submission.status == "done")
         .order_by(Submission.id)
     )
     attempts: Counter[int] = Counter()
@@ -74,7 +69,7 @@ def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemS
     diagnoses: Counter[str] = Counter()
     failing: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
-    for submission in rows:
+    for submission in rows:  # the course's view: its own verdicts where a regrade set them
         stats.submissions += 1
         verdicts[submission.verdict or "unknown"] += 1
         if submission.user_id in first_solved:

@@ -1,4 +1,6 @@
-"""Courses: membership, assignments, the grade matrix and its CSV (keyword-only data functions)."""
+"""Courses: membership, assignments, the grade matrix, timelines and CSVs (keyword-only
+data functions). Every read counts only the submits made within the course, with the
+verdicts the course sees (app/course_submissions.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import secrets
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
 from app.crud import CrudError
 from app.models import Assignment, Course, CourseMember, ProblemVersion, Submission, User
 
@@ -162,19 +166,15 @@ def grade_matrix(*, session: Session, course: Course) -> Matrix:
     due = {a.problem: a.due_at for a in problems}
     # Only the columns the matrix needs (not the code or the reports).
     submissions = session.execute(
-        select(
+        within(
+            course,
             Submission.user_id,
             Submission.problem,
             Submission.created_at,
-            Submission.verdict,
-            Submission.score,
+            VERDICT,
+            SCORE,
         )
-        .where(
-            Submission.user_id.in_([u.id for u in learners]),
-            Submission.problem.in_(list(due)),
-            Submission.mode == "submit",
-            Submission.status == "done",
-        )
+        .where(Submission.status == "done")
         .order_by(Submission.id)
     )
     for submission in submissions:
@@ -226,37 +226,45 @@ def matrix_csv(matrix: Matrix) -> str:
 
 @dataclass(frozen=True)
 class TimelineEntry:
+    """A submit as the course sees it: its verdict, score and report may be the
+    course's own (app/course_submissions.py)."""
+
     submission: Submission
     late: bool
     version: int | None
+    verdict: str | None
+    score: float | None
+    result_json: str | None
+
+    @property
+    def result(self) -> dict[str, Any]:
+        loaded = json.loads(self.result_json) if self.result_json else {}
+        return loaded if isinstance(loaded, dict) else {}
 
 
 def _course_submits(
-    session: Session, course: Course, user_ids: list[int], *, newest_first: bool
+    session: Session, course: Course, user_ids: list[int] | None, *, newest_first: bool
 ) -> list[TimelineEntry]:
-    """Submits of these users on the course's assigned problems, with late flags and
-    the number of the version that graded each."""
+    """The course's submits (of these learners, or all), with late flags and the number
+    of the version that graded each."""
     due = {a.problem: a.due_at for a in assignments_of(session=session, course=course)}
-    rows = session.execute(
-        select(Submission, ProblemVersion.number)
-        .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-        .where(
-            Submission.user_id.in_(user_ids),
-            Submission.problem.in_(list(due)),
-            Submission.mode == "submit",
-        )
+    query = (
+        within(course, Submission, ProblemVersion.number, VERDICT, SCORE, RESULT_JSON)
+        .outerjoin(ProblemVersion, ProblemVersion.id == VERSION_ID)
         .order_by(Submission.id.desc() if newest_first else Submission.id)
     )
+    if user_ids is not None:
+        query = query.where(Submission.user_id.in_(user_ids))
     entries = []
-    for submission, number in rows:
+    for submission, number, verdict, score, result_json in session.execute(query):
         deadline = due.get(submission.problem)
         late = deadline is not None and submission.created_at > deadline
-        entries.append(TimelineEntry(submission=submission, late=late, version=number))
+        entries.append(TimelineEntry(submission, late, number, verdict, score, result_json))
     return entries
 
 
 def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
-    """A learner's submits on the course's assigned problems, newest first."""
+    """A learner's submits within the course, newest first."""
     return _course_submits(session, course, [learner.id], newest_first=True)
 
 
@@ -272,9 +280,8 @@ def submissions_csv(*, session: Session, course: Course) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(SUBMISSION_COLUMNS)
-    for entry in _course_submits(session, course, list(names), newest_first=False):
+    for entry in _course_submits(session, course, None, newest_first=False):
         submission, number = entry.submission, entry.version
-        result = json.loads(submission.result_json) if submission.result_json else {}
         writer.writerow(
             [
                 submission.id,
@@ -283,10 +290,10 @@ def submissions_csv(*, session: Session, course: Course) -> str:
                 submission.created_at.isoformat(timespec="seconds"),
                 "yes" if entry.late else "no",
                 submission.status,
-                submission.verdict or "",
-                "" if submission.score is None else f"{submission.score:.2f}",
+                entry.verdict or "",
+                "" if entry.score is None else f"{entry.score:.2f}",
                 "" if number is None else number,
-                _safe(result.get("diagnosis") or ""),
+                _safe(entry.result.get("diagnosis") or ""),
                 _safe(submission.code),
             ]
         )

@@ -2,6 +2,12 @@
 chosen version in the background, show whose verdict would change, then apply
 or discard. Applying keeps every replaced verdict (`past_verdicts`) with the
 version that produced it; discarding changes nothing.
+
+A regrade targets the live version or one whose check passed. Applied by the
+course's instructor, it changes only what that course sees (`course_verdicts`,
+app/course_submissions.py): another course that holds the same submission,
+and the learner's own pages, keep their verdict. An author or an admin may
+apply it platform-wide instead, which rewrites the submissions themselves.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from app.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.crud import CrudError
 from app.models import (
     Course,
-    CourseMember,
+    CourseVerdict,
     PastVerdict,
+    ProblemRecord,
     ProblemVersion,
     Regrade,
     RegradeItem,
@@ -30,8 +38,16 @@ PENDING = ("running", "ready")
 
 
 def start(*, session: Session, course: Course, version: ProblemVersion, by: User) -> Regrade:
-    """Queue every graded submit of the course's learners for the problem, except
-    those the chosen version already produced."""
+    """Queue every graded submit made within the course for the problem, except those
+    the chosen version already produced (as the course sees them)."""
+    live = session.scalar(
+        select(ProblemRecord.live_version_id).where(ProblemRecord.slug == version.slug)
+    )
+    if version.id != live and version.check_status != "passed":
+        raise CrudError(
+            f"v{version.number} of {version.slug} is neither live nor checked; an author must"
+            " run its check (and it must pass) before a course is regraded against it"
+        )
     pending = session.scalar(
         select(Regrade).where(
             Regrade.course_id == course.id,
@@ -44,19 +60,13 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
             f"regrade #{pending.id} of {version.slug} is still {pending.status}; "
             "apply or discard it first"
         )
-    learners = select(CourseMember.user_id).where(
-        CourseMember.course_id == course.id, CourseMember.role == "learner"
-    )
     submissions = list(
-        session.scalars(
-            select(Submission)
+        session.execute(
+            within(course, Submission.id, VERDICT, SCORE)
             .where(
-                Submission.user_id.in_(learners),
                 Submission.problem == version.slug,
-                Submission.mode == "submit",
                 Submission.status == "done",
-                (Submission.problem_version_id != version.id)
-                | Submission.problem_version_id.is_(None),
+                VERSION_ID.is_distinct_from(version.id),
             )
             .order_by(Submission.id)
         )
@@ -73,11 +83,11 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
     session.add_all(
         RegradeItem(
             regrade_id=regrade.id,
-            submission_id=submission.id,
-            old_verdict=submission.verdict,
-            old_score=submission.score,
+            submission_id=submission_id,
+            old_verdict=verdict,
+            old_score=score,
         )
-        for submission in submissions
+        for submission_id, verdict, score in submissions
     )
     session.flush()
     return regrade
@@ -160,33 +170,60 @@ def changes(session: Session, regrade: Regrade) -> list[Change]:
     return sorted(found, key=lambda c: (not c.changed, c.learner, c.submission_id))
 
 
-def apply(session: Session, *, regrade: Regrade) -> int:
-    """Make the new verdicts current; returns how many verdicts changed."""
+def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) -> int:
+    """Make the new verdicts current, in the regrade's course (or, ``platform_wide``,
+    for everyone: the caller checks that an author or admin asked). Returns how many
+    verdicts changed."""
     if regrade.status != "ready":
         raise CrudError(f"regrade #{regrade.id} is {regrade.status}; only a finished one applies")
     changed = 0
     rows = session.execute(
-        select(RegradeItem, Submission)
+        select(RegradeItem, Submission, CourseVerdict)
         .join(Submission, Submission.id == RegradeItem.submission_id)
+        .outerjoin(
+            CourseVerdict,
+            (CourseVerdict.submission_id == Submission.id)
+            & (CourseVerdict.course_id == regrade.course_id),
+        )
         .where(RegradeItem.regrade_id == regrade.id)
     )
-    for item, submission in rows:
+    for item, submission, own in rows:
+        shown: Submission | CourseVerdict = own if own is not None else submission
         session.add(
             PastVerdict(
                 submission_id=submission.id,
-                problem_version_id=submission.problem_version_id,
-                verdict=submission.verdict,
-                score=submission.score,
-                result_json=submission.result_json,
+                problem_version_id=shown.problem_version_id,
+                verdict=shown.verdict,
+                score=shown.score,
+                result_json=shown.result_json,
                 regrade_id=regrade.id,
             )
         )
-        changed += submission.verdict != item.new_verdict
-        submission.verdict = item.new_verdict
-        submission.score = item.new_score
-        submission.result_json = item.new_result_json
-        submission.problem_version_id = regrade.version_id
+        changed += shown.verdict != item.new_verdict
+        if platform_wide:
+            submission.verdict, submission.score = item.new_verdict, item.new_score
+            submission.result_json = item.new_result_json
+            submission.problem_version_id = regrade.version_id
+            # The submission's verdict is now everyone's: no course keeps an older one.
+            session.execute(
+                delete(CourseVerdict).where(CourseVerdict.submission_id == submission.id)
+            )
+            continue
+        if own is None:
+            own = CourseVerdict(course_id=regrade.course_id, submission_id=submission.id)
+            session.add(own)
+        own.verdict, own.score, own.result_json = (
+            item.new_verdict,
+            item.new_score,
+            item.new_result_json,
+        )
+        own.problem_version_id, own.regrade_id, own.applied_at = (
+            regrade.version_id,
+            regrade.id,
+            utcnow(),
+        )
     regrade.status = "applied"
+    regrade.scope = "platform" if platform_wide else "course"
     regrade.decided_at = utcnow()
     session.flush()
     return changed
@@ -214,12 +251,19 @@ def of_course(session: Session, course: Course) -> list[Regrade]:
     )
 
 
-def past_verdicts(session: Session, submission_id: int) -> list[tuple[PastVerdict, int | None]]:
-    """Replaced verdicts of a submission with their version numbers, oldest first."""
+def past_verdicts(
+    session: Session, submission_id: int, course: Course
+) -> list[tuple[PastVerdict, int | None]]:
+    """Verdicts of a submission that regrades replaced as this course saw them (its own
+    regrades and platform-wide ones), with their version numbers, oldest first."""
     rows = session.execute(
         select(PastVerdict, ProblemVersion.number)
         .outerjoin(ProblemVersion, ProblemVersion.id == PastVerdict.problem_version_id)
-        .where(PastVerdict.submission_id == submission_id)
+        .outerjoin(Regrade, Regrade.id == PastVerdict.regrade_id)
+        .where(
+            PastVerdict.submission_id == submission_id,
+            (Regrade.course_id == course.id) | (Regrade.scope == "platform"),
+        )
         .order_by(PastVerdict.id)
     )
     return [(past, number) for past, number in rows]

@@ -44,8 +44,8 @@ def learner_timeline(
         entries=[
             {
                 "entry": entry,
-                "result": crud.result_of(entry.submission) or {},
-                "past": regrades.past_verdicts(session, entry.submission.id),
+                "result": entry.result,
+                "past": regrades.past_verdicts(session, entry.submission.id, course),
             }
             for entry in entries
         ],
@@ -169,15 +169,23 @@ def decide_regrade(
     csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
     check_csrf(request, csrf)
-    course = instructor_course(session, course_id, required_user(request, session))
+    user = required_user(request, session)
+    course = instructor_course(session, course_id, user)
     regrade = _regrade(session, course, regrade_id)
     try:
         if decision == "apply":
             regrades.apply(session, regrade=regrade)
+        elif decision == "apply-everywhere":
+            if user.role not in ("author", "admin"):
+                raise HTTPException(
+                    status.HTTP_403_FORBIDDEN,
+                    "Only an author or an admin applies a regrade beyond this course.",
+                )
+            regrades.apply(session, regrade=regrade, platform_wide=True)
         elif decision == "discard":
             regrades.discard(session, regrade=regrade)
         else:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, "Apply or discard.")
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Apply, apply everywhere, or discard.")
     except crud.CrudError as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return RedirectResponse(

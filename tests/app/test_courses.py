@@ -11,15 +11,16 @@ from datetime import datetime
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
-from app import analytics, courses, crud
+from app import accounts, analytics, courses
 from app.core.db import session_scope
-from app.core.sessions import throttle
 from app.main import create_app
-from app.models import Course, Submission, User
+from app.models import Course, CourseMember, Submission, User
 from tests.app.conftest import sign_in
 
 DUE = datetime(2026, 11, 1, 12, 0)
+JOINED = datetime(2026, 10, 1)
 
 
 DIAGNOSIS = "You averaged the micro-batch gradients instead of summing them."
@@ -40,14 +41,18 @@ def submit(session: object, user: User, problem: str, verdict: str, at: datetime
 def seeded(database: str) -> int:
     """Teacher's course: ada solves on time (2nd try), bob solves late, cy never tries."""
     with session_scope() as session:
-        teacher = crud.create_user(
-            session=session, name="teacher", password="password123", role="instructor"
+        teacher = accounts.create_user(
+            session=session, name="teacher", password="long test password", role="instructor"
         )
         course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
         learners = {}
         for name in ("ada", "bob", "cy"):
-            learners[name] = crud.create_user(session=session, name=name, password="password123")
+            learners[name] = accounts.create_user(
+                session=session, name=name, password="long test password"
+            )
             courses.join_course(session=session, code=course.join_code.lower(), user=learners[name])
+        for member in session.scalars(select(CourseMember)):
+            member.joined_at = JOINED  # before the seeded submits: they count for the course
         courses.assign(
             session=session, course=course, problem="scan-microbatched-grads", due_at=DUE
         )
@@ -119,7 +124,6 @@ def test_spreadsheet_formulas_are_neutralised() -> None:
 
 @pytest.fixture
 def browser(seeded: int) -> Iterator[TestClient]:
-    throttle._failures.clear()
     with TestClient(create_app(workers=0, prepare=False)) as client:
         yield client
 
@@ -146,7 +150,7 @@ def test_only_the_instructor_sees_the_dashboard_and_the_csv(
 
 def test_strangers_and_learners_cannot_manage_courses(browser: TestClient, seeded: int) -> None:
     with session_scope() as session:
-        crud.create_user(session=session, name="stranger", password="password123")
+        accounts.create_user(session=session, name="stranger", password="long test password")
     token = sign_in(browser, "stranger")
     assert (
         browser.get(f"/courses/{seeded}").status_code == 404
@@ -199,7 +203,7 @@ def test_a_learner_timeline_shows_each_submission_with_code_and_verdict(
     browser: TestClient, seeded: int
 ) -> None:
     with session_scope() as session:
-        ada = crud.user_by_name(session=session, name="ada")
+        ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         ada_id = ada.id
     sign_in(browser, "teacher")
@@ -258,3 +262,23 @@ def test_the_raw_submissions_csv(browser: TestClient, seeded: int) -> None:
     browser.cookies.clear()
     sign_in(browser, "ada")
     assert browser.get(f"/courses/{seeded}/submissions.csv").status_code == 403
+
+
+def test_work_from_before_joining_or_on_other_problems_stays_out_of_the_course(
+    seeded: int,
+) -> None:
+    with session_scope() as session:
+        course = session.get_one(Course, seeded)
+        ada = accounts.user_by_name(session=session, name="ada")
+        assert ada is not None
+        submit(session, ada, "nnx-grad-accumulation", "accepted", datetime(2026, 9, 1))  # before
+        submit(session, ada, "optax-multisteps", "accepted", datetime(2026, 11, 3))  # unassigned
+        session.flush()
+        entries = courses.timeline(session=session, course=course, learner=ada)
+        assert [(e.submission.problem, e.submission.created_at.day) for e in entries] == [
+            ("scan-microbatched-grads", 31),
+            ("scan-microbatched-grads", 30),
+        ]
+        matrix = courses.grade_matrix(session=session, course=course)
+        assert matrix.cell(ada, "nnx-grad-accumulation").attempts == 0
+        assert "optax-multisteps" not in courses.submissions_csv(session=session, course=course)

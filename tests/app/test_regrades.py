@@ -4,17 +4,18 @@ old verdicts stay recorded with their version. The last test grades for real."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app import catalog, courses, crud, regrades
+from app import accounts, catalog, courses, crud, regrades
 from app.core.db import session_scope
-from app.core.sessions import throttle
+from app.course_submissions import VERDICT, VERSION_ID, within
 from app.main import create_app
-from app.models import Course, PastVerdict, Regrade, Submission, User
+from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
 from app.worker import EmbeddedWorkers
 from grader.grade import Mode, grade
 from grader.problem import Problem
@@ -48,22 +49,28 @@ def new_version(bank: Path, *, statement: str | None = None, reference: str | No
         (bank / "reference_solutions" / f"{BANK_SLUG}.py").write_text(reference)
     with session_scope() as session:
         catalog.sync(session)
-        return catalog.newest(session, BANK_SLUG).number
+        newest = catalog.newest(session, BANK_SLUG)
+        # An author checked it (tests/app/test_authoring.py runs the real check):
+        # a course may be regraded only against a live or checked version.
+        newest.check_status = "passed"
+        return newest.number
 
 
 @pytest.fixture
 def course(private_bank: Path) -> int:
     """teacher's course with ada and bob, each with one submit graded by version 1."""
     with session_scope() as session:
-        teacher = crud.create_user(
-            session=session, name="teacher", password="password123", role="instructor"
+        teacher = accounts.create_user(
+            session=session, name="teacher", password="long test password", role="instructor"
         )
         course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
         courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
         v1 = catalog.live_version(session, BANK_SLUG)
         assert v1 is not None and v1.number == 1
         for name in ("ada", "bob"):
-            learner = crud.create_user(session=session, name=name, password="password123")
+            learner = accounts.create_user(
+                session=session, name=name, password="long test password"
+            )
             courses.join_course(session=session, code=course.join_code, user=learner)
             session.add(Submission(user_id=learner.id, problem=BANK_SLUG, code=f"# {name}\n",
                                    mode="submit", status="done", verdict="wrong_answer",
@@ -74,18 +81,20 @@ def course(private_bank: Path) -> int:
 
 @pytest.fixture
 def browser(course: int) -> Iterator[TestClient]:
-    throttle._failures.clear()
     with TestClient(create_app(workers=0, prepare=False)) as client:
         yield client
 
 
-def verdicts() -> dict[str, tuple[str | None, int | None]]:
+def verdicts(course_id: int | None = None) -> dict[str, tuple[str | None, int | None]]:
+    """Each learner's verdict and grading version: as the course sees them, or (no
+    course) the submissions' own, which the learners' own pages show."""
     with session_scope() as session:
-        rows = session.execute(
-            select(User.name, Submission.verdict, Submission.problem_version_id).join(
-                User, User.id == Submission.user_id
-            )
-        )
+        if course_id is None:
+            query = select(User.name, Submission.verdict, Submission.problem_version_id)
+        else:
+            course = session.get_one(Course, course_id)
+            query = within(course, User.name, VERDICT, VERSION_ID)
+        rows = session.execute(query.join(User, User.id == Submission.user_id))
         return {
             name: (verdict, catalog.version_number(session, version))
             for name, verdict, version in rows
@@ -123,17 +132,19 @@ def test_a_regrade_previews_changes_then_applies_them_keeping_the_old_verdicts(
         "2 / 2 submissions re-run" in ready
         and "<strong>2</strong> verdict(s) would change" in ready
     )
-    assert verdicts() == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}  # not yet
+    assert verdicts(course) == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}  # not yet
 
     assert browser.post(page_url + "/apply", data={"csrf_token": token}).status_code == 200
-    assert verdicts() == {"ada": ("accepted", 2), "bob": ("accepted", 2)}
+    assert verdicts(course) == {"ada": ("accepted", 2), "bob": ("accepted", 2)}
+    # Applied in this course only: the submissions themselves keep their verdicts.
+    assert verdicts() == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}
     with session_scope() as session:
         past = session.scalars(select(PastVerdict)).all()
         assert sorted((p.verdict, catalog.version_number(session, p.problem_version_id)) for p in past) == [
             ("wrong_answer", 1),
             ("wrong_answer", 1),
         ]  # fmt: skip
-        ada = crud.user_by_name(session=session, name="ada")
+        ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         ada_id = ada.id
     timeline = browser.get(f"/courses/{course}/learners/{ada_id}").text
@@ -159,7 +170,7 @@ def test_a_regrade_meets_the_same_hidden_inputs_as_the_first_grading(
 
     new_version(private_bank, statement=FIXED)
     with session_scope() as session:
-        teacher = crud.user_by_name(session=session, name="teacher")
+        teacher = accounts.user_by_name(session=session, name="teacher")
         assert teacher is not None
         regrades.start(
             session=session,
@@ -173,7 +184,7 @@ def test_a_regrade_meets_the_same_hidden_inputs_as_the_first_grading(
 
 def test_every_new_submission_gets_its_own_secret_draw(course: int) -> None:
     with session_scope() as session:
-        ada = crud.user_by_name(session=session, name="ada")
+        ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         made = [
             crud.create_submission(
@@ -214,8 +225,8 @@ def test_only_the_course_instructor_regrades(
     assert refused.status_code == 403
     assert browser.get(f"/courses/{course}/problems/{BANK_SLUG}").status_code == 403
     with session_scope() as session:
-        other = crud.create_user(
-            session=session, name="other", password="password123", role="instructor"
+        other = accounts.create_user(
+            session=session, name="other", password="long test password", role="instructor"
         )
         courses.create_course(session=session, name="Other", instructor=other)
     browser.cookies.clear()
@@ -259,7 +270,7 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
     assert new_version(private_bank, reference=right + "# v3: the real reference again\n") == 3
     with session_scope() as session:
         course_row = session.get_one(Course, course)
-        teacher = crud.user_by_name(session=session, name="teacher")
+        teacher = accounts.user_by_name(session=session, name="teacher")
         assert teacher is not None
         regrade = regrades.start(
             session=session,
@@ -276,5 +287,63 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
             c.learner: (c.old_verdict, c.new_verdict) for c in regrades.changes(session, regrade)
         }
         assert changes == {"ada": ("wrong_answer", "accepted"), "bob": ("accepted", "wrong_answer")}
-        assert regrades.apply(session, regrade=regrade) == 2
+        # The reference itself was wrong: an author applies the fix for everyone.
+        assert regrades.apply(session, regrade=regrade, platform_wide=True) == 2
     assert verdicts() == {"ada": ("accepted", 3), "bob": ("wrong_answer", 3)}
+    assert verdicts(course) == verdicts()
+
+
+def test_a_regrade_applied_in_one_course_changes_only_that_course(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    """ada is also in a second course; the first course regrades and applies."""
+    with session_scope() as session:
+        other_teacher = accounts.create_user(
+            session=session, name="other", password="long test password", role="instructor"
+        )
+        other = courses.create_course(session=session, name="Other", instructor=other_teacher)
+        courses.assign(session=session, course=other, problem=BANK_SLUG, due_at=None)
+        ada = accounts.user_by_name(session=session, name="ada")
+        assert ada is not None
+        courses.join_course(session=session, code=other.join_code, user=ada)
+        for member in session.scalars(
+            select(CourseMember).where(CourseMember.course_id == other.id)
+        ):
+            member.joined_at = datetime(2020, 1, 1)  # ada's submit counts there too
+        other_id = other.id
+    assert verdicts(other_id) == {"ada": ("wrong_answer", 1)}
+    new_version(private_bank, statement=FIXED)
+    token = sign_in(browser, "teacher")
+    started = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+        follow_redirects=False,
+    )
+    drain(fixed_only)
+    assert (
+        browser.post(started.headers["location"] + "/apply", data={"csrf_token": token}).status_code
+        == 200
+    )
+    assert verdicts(course)["ada"] == ("accepted", 2)
+    assert verdicts(other_id) == {"ada": ("wrong_answer", 1)}  # the other course: unchanged
+    assert verdicts()["ada"] == ("wrong_answer", 1)  # ada's own pages: unchanged
+    refused = browser.post(
+        started.headers["location"] + "/apply-everywhere", data={"csrf_token": token}
+    )
+    assert refused.status_code == 403  # an instructor's regrade stays in the course
+
+
+def test_a_course_is_regraded_only_against_a_live_or_checked_version(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    new_version(private_bank, statement=FIXED)
+    with session_scope() as session:
+        catalog.newest(session, BANK_SLUG).check_status = "unchecked"
+    token = sign_in(browser, "teacher")
+    refused = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+    )
+    assert "neither live nor checked" in refused.text
+    with session_scope() as session:
+        assert session.scalars(select(Regrade)).all() == []

@@ -1,0 +1,59 @@
+"""A course's view of its learners' work: the submits made *within* the course, each
+with the verdict the course sees.
+
+Within the course: a submit (not a run of the samples) by a learner of the
+course, made after they joined it, on a problem the course assigns. Work done
+before joining or elsewhere stays out of its dashboard, CSVs, timelines,
+analytics and regrades.
+
+The verdict the course sees: the course's own (``course_verdicts``, written
+when a regrade is applied in this course), else the submission's. A learner
+in two courses can so hold two verdicts for one submission, one per course;
+their own pages show the submission's verdict (the grading it got, or a
+regrade an author or admin applied platform-wide).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, case, select
+from sqlalchemy.orm import aliased
+
+from app.models import Assignment, Course, CourseMember, CourseVerdict, Submission
+
+_own = aliased(CourseVerdict, name="own_verdict")
+_member = aliased(CourseMember, name="member")
+
+
+def _effective(own: Any, submission: Any, label: str) -> ColumnElement[Any]:
+    return case((_own.id.is_not(None), own), else_=submission).label(label)
+
+
+VERDICT = _effective(_own.verdict, Submission.verdict, "verdict")
+SCORE = _effective(_own.score, Submission.score, "score")
+RESULT_JSON = _effective(_own.result_json, Submission.result_json, "result_json")
+VERSION_ID = _effective(_own.problem_version_id, Submission.problem_version_id, "version_id")
+
+
+def within(course: Course, *columns: Any) -> Select[Any]:
+    """SELECT ``columns`` (Submission's and the effective ones above) over the course's
+    submits; add your own filters and order."""
+    return (
+        select(*columns)
+        .select_from(Submission)
+        .join(
+            _member,
+            and_(
+                _member.user_id == Submission.user_id,
+                _member.course_id == course.id,
+                _member.role == "learner",
+            ),
+        )
+        .join(
+            Assignment,
+            and_(Assignment.course_id == course.id, Assignment.problem == Submission.problem),
+        )
+        .outerjoin(_own, and_(_own.submission_id == Submission.id, _own.course_id == course.id))
+        .where(Submission.mode == "submit", Submission.created_at >= _member.joined_at)
+    )
