@@ -1,0 +1,270 @@
+"""Who may call what: every route of the app, read from its router table, against
+every kind of caller, compared with the decision written down here.
+
+A route missing from ``DECISIONS`` fails the test, so no route is added without
+deciding who may call it. Outcomes are classes, not exact codes: ``login`` (401,
+or a redirect to the sign-in page), ``forbidden`` (403), ``hidden`` (404: the
+thing does not exist for this caller), ``ok`` (anything else below 500: the
+request got past authorization; a 400 for a wrong password still counts). No
+request may answer 500.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from base64 import b64encode
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import itsdangerous
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from app import accounts, api_tokens, authoring, catalog, courses, web_sessions
+from app.core.db import session_scope
+from app.core.sessions import secret_key
+from app.main import create_app
+from app.models import Regrade, Submission, User
+from tests.app.conftest import BANK_SLUG
+
+PASSWORD = "long test password"
+CALLERS = (
+    "anonymous",
+    "learner",
+    "author",
+    "instructor",
+    "other_instructor",
+    "admin",
+    "disabled",
+    "revoked",
+)
+SIGNED_OUT = {"anonymous": "login", "disabled": "login", "revoked": "login"}
+ACTIVE = ("learner", "author", "instructor", "other_instructor", "admin")
+
+
+def everyone(outcome: str = "ok") -> dict[str, str]:
+    return dict.fromkeys(CALLERS, outcome)
+
+
+def signed_in(**exceptions: str) -> dict[str, str]:
+    """Any active account; the signed-out get the sign-in page."""
+    return {**SIGNED_OUT, **dict.fromkeys(ACTIVE, "ok"), **exceptions}
+
+
+def only(*allowed: str, others: str = "forbidden", **exceptions: str) -> dict[str, str]:
+    decided = {caller: "ok" if caller in allowed else others for caller in ACTIVE}
+    return {**SIGNED_OUT, **decided, **exceptions}
+
+
+# The course's instructor may; its learner may not (403); for anyone outside the
+# course it does not exist (404).
+COURSE_STAFF = only("instructor", others="hidden", learner="forbidden")
+COURSE_MEMBERS = only("instructor", "learner", others="hidden")
+AUTHORS = only("author", "instructor", "other_instructor", "admin")  # by role, any course
+
+DECISIONS: dict[str, dict[str, str]] = {
+    "GET /openapi.json": everyone(),
+    "GET /docs": everyone(),
+    "GET /healthz": everyone(),
+    "GET /assets/highlight.css": everyone(),
+    "GET /static": everyone(),
+    "GET /login": everyone(),
+    "POST /login": everyone(),
+    "GET /signup": everyone(),
+    "POST /signup": everyone(),
+    "POST /logout": everyone(),
+    "GET /api/problems": signed_in(),
+    "POST /api/problems/{slug}/hints": signed_in(),
+    "POST /api/submissions": signed_in(),
+    "GET /api/submissions/{submission_id}": only("learner", others="hidden"),
+    "GET /api/tokens": signed_in(),
+    "POST /api/tokens": signed_in(),
+    "DELETE /api/tokens/{token_id}": only("learner", others="hidden"),
+    "GET /": signed_in(),
+    "GET /problems/{slug}": signed_in(),
+    "GET /problems/{slug}/history": signed_in(),
+    # Unlocked by an accepted submission, which nobody here has.
+    "GET /problems/{slug}/walkthrough": signed_in(**dict.fromkeys(ACTIVE, "forbidden")),
+    "GET /account": signed_in(),
+    "POST /account/password": signed_in(),
+    "POST /account/sessions/{session_id}/end": only("learner", others="hidden"),
+    "POST /account/tokens": signed_in(),
+    "POST /account/tokens/{token_id}/revoke": only("learner", others="hidden"),
+    "GET /admin/users": only("admin"),
+    "POST /admin/users/{user_id}/{action}": only("admin"),
+    "GET /courses": signed_in(),
+    "POST /courses": only("instructor", "other_instructor", "admin"),
+    "POST /courses/join": signed_in(),
+    "GET /courses/{course_id}": COURSE_MEMBERS,
+    "POST /courses/{course_id}/assignments": COURSE_STAFF,
+    "GET /courses/{course_id}/grades.csv": COURSE_STAFF,
+    "GET /courses/{course_id}/submissions.csv": COURSE_STAFF,
+    "GET /courses/{course_id}/learners/{learner_id}": COURSE_STAFF,
+    "GET /courses/{course_id}/problems/{slug}": COURSE_STAFF,
+    "POST /courses/{course_id}/problems/{slug}/regrades": COURSE_STAFF,
+    "GET /courses/{course_id}/regrades/{regrade_id}": COURSE_STAFF,
+    "GET /courses/{course_id}/regrades/{regrade_id}/progress": COURSE_STAFF,
+    "POST /courses/{course_id}/regrades/{regrade_id}/{decision}": COURSE_STAFF,
+    "GET /author": AUTHORS,
+    "GET /author/problems/{slug}": AUTHORS,
+    "POST /author/problems/{slug}/versions/{number}/check": AUTHORS,
+    "POST /author/problems/{slug}/versions/{number}/publish": only("author", "admin"),
+}
+
+
+def routes(app: FastAPI) -> Iterator[tuple[str, str]]:
+    """(method, path) of every route, mounted ones included, from the router table."""
+
+    def walk(entries: list[Any]) -> Iterator[Any]:
+        for route in entries:
+            if hasattr(route, "original_router"):  # FastAPI's included routers
+                yield from walk(route.original_router.routes)
+            else:
+                yield route
+
+    for route in walk(app.routes):
+        for method in sorted((getattr(route, "methods", None) or {"GET"}) - {"HEAD"}):
+            yield method, route.path
+
+
+@dataclass
+class World:
+    ids: dict[str, int]
+    bearer: dict[str, str]
+    sessions: Callable[[str], tuple[dict[str, str], str]]
+
+
+def session_cookie(sid: str, csrf: str) -> str:
+    """The browser cookie SessionMiddleware would have set (signed, base64 JSON)."""
+    data = b64encode(json.dumps({"sid": sid, "csrf": csrf}).encode())
+    return itsdangerous.TimestampSigner(str(secret_key())).sign(data).decode()
+
+
+@pytest.fixture
+def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
+    monkeypatch.setattr(authoring, "request_check", lambda *args, **kwargs: None)  # no JAX here
+    ids: dict[str, int] = {}
+    bearer: dict[str, str] = {}
+    with session_scope() as session:
+        users: dict[str, User] = {}
+        for caller, role in [
+            ("learner", "learner"), ("author", "author"), ("instructor", "instructor"),
+            ("other_instructor", "instructor"), ("admin", "admin"), ("disabled", "learner"),
+            ("revoked", "learner"), ("victim", "learner"),
+        ]:  # fmt: skip
+            users[caller] = accounts.create_user(
+                session=session, name=caller.replace("_", "-"), password=PASSWORD, role=role
+            )
+            bearer[caller] = api_tokens.create(session=session, user=users[caller])[0]
+        course = courses.create_course(session=session, name="C", instructor=users["instructor"])
+        courses.create_course(session=session, name="C2", instructor=users["other_instructor"])
+        courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
+        courses.join_course(session=session, code=course.join_code, user=users["learner"])
+        submission = Submission(user_id=users["learner"].id, problem=BANK_SLUG, code="x",
+                                mode="submit", status="done", verdict="wrong_answer", score=0.0,
+                                problem_version_id=catalog.live_version(session, BANK_SLUG).id)  # type: ignore[union-attr]  # fmt: skip
+        session.add(submission)
+        session.flush()
+        regrade = Regrade(course_id=course.id, problem=BANK_SLUG, version_id=submission.problem_version_id or 0, created_by=users["instructor"].id)  # fmt: skip
+        session.add(regrade)
+        session.flush()
+        spare_token = api_tokens.create(session=session, user=users["learner"])[1]
+        page_token = api_tokens.create(session=session, user=users["learner"])[1]
+        spare_session = web_sessions.start(session=session, user=users["learner"])
+        ids |= {
+            "course_id": course.id,
+            "learner_id": users["learner"].id,
+            "submission_id": submission.id,
+            "regrade_id": regrade.id,
+            "token_id": spare_token.id,
+            "page_token_id": page_token.id,
+            "user_id": users["victim"].id,
+            "session_id": web_sessions.find(session=session, sid=spare_session)[1].id,  # type: ignore[index]
+        }
+        accounts.set_disabled(session=session, user=users["disabled"], disabled=True)
+        revoked = api_tokens.of_user(session=session, user=users["revoked"])[0]
+        api_tokens.revoke(session=session, user=users["revoked"], token_id=revoked.id)
+        names = {caller: user.id for caller, user in users.items()}
+
+    def sessions(caller: str) -> tuple[dict[str, str], str]:
+        """A fresh browser session for the caller: its cookie and its CSRF token."""
+        csrf = secrets.token_urlsafe(16)
+        if caller == "anonymous":
+            return {"jaxjudge_session": session_cookie("", csrf)}, csrf
+        with session_scope() as session:
+            sid = web_sessions.start(session=session, user=session.get_one(User, names[caller]))
+            if caller == "revoked":
+                web_sessions.end(session=session, sid=sid)  # a cookie copied before sign-out
+        return {"jaxjudge_session": session_cookie(sid, csrf)}, csrf
+
+    return World(ids, bearer, sessions)
+
+
+PARAMS = {"slug": BANK_SLUG, "number": "1", "action": "enable", "decision": "discard"}
+FORMS = {
+    "POST /login": {"name": "nobody", "password": "wrong password"},
+    "POST /signup": {"name": "x", "password": "short"},
+    "POST /account/password": {"current": "not it", "new": "whatever long enough"},
+    "POST /courses": {"name": "New course"},
+    "POST /courses/join": {"code": "NOCODE00"},
+    "POST /courses/{course_id}/assignments": {"problem": BANK_SLUG},
+    "POST /courses/{course_id}/problems/{slug}/regrades": {"version": "1"},
+}
+JSON = {
+    "POST /api/submissions": {"problem": BANK_SLUG, "code": "x", "mode": "run"},
+    "POST /api/tokens": {"name": "t"},
+}
+
+
+def outcome(status: int, location: str) -> str:
+    if status == 401 or (status in (302, 303) and location.startswith("/login?")):
+        return "login"
+    return {403: "forbidden", 404: "hidden"}.get(status, "ok")
+
+
+def call(client: TestClient, world: World, caller: str, method: str, path: str) -> Any:
+    key = f"{method} {path}"
+    values = {**PARAMS, **{k: str(v) for k, v in world.ids.items()}}
+    if not key.startswith(("GET /api/", "POST /api/", "DELETE /api/")):
+        values["token_id"] = values["page_token_id"]  # each revoking route gets its own token
+    url = path.format(**values)
+    if url == "/static":
+        url = "/static/style.css"
+    headers: dict[str, str] = {}
+    if url.startswith("/api/"):
+        if caller != "anonymous":
+            headers["Authorization"] = f"Bearer {world.bearer[caller]}"
+        return client.request(
+            method, url, headers=headers, json=JSON.get(key), follow_redirects=False
+        )
+    cookies, csrf = world.sessions(caller)
+    client.cookies.clear()
+    client.cookies.update(cookies)
+    data = {**FORMS.get(key, {}), "csrf_token": csrf} if method == "POST" else None
+    return client.request(method, url, data=data, follow_redirects=False)
+
+
+def test_every_route_has_a_decision(world: World) -> None:
+    app = create_app(workers=0, prepare=False)
+    found = {f"{method} {path}" for method, path in routes(app)}
+    assert found - set(DECISIONS) == set(), "routes nobody decided about"
+    assert set(DECISIONS) - found == set(), "decisions for routes that no longer exist"
+
+
+def test_every_caller_gets_the_decided_outcome_on_every_route(world: World) -> None:
+    app = create_app(workers=0, prepare=False)
+    wrong = []
+    with TestClient(app) as client:
+        for method, path in routes(app):
+            for caller in CALLERS:
+                answer = call(client, world, caller, method, path)
+                got = outcome(answer.status_code, answer.headers.get("location", ""))
+                want = DECISIONS[f"{method} {path}"][caller]
+                if answer.status_code >= 500 or got != want:
+                    wrong.append(
+                        f"{method} {path} as {caller}: {answer.status_code} ({got}), want {want}"
+                    )
+    assert wrong == [], "\n".join(wrong)
