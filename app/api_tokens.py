@@ -2,8 +2,8 @@
 
 A token is ``jj_`` and 43 random characters, shown once; only its SHA-256 is
 stored. A token stops working when it is revoked (deleted), when it expires,
-or while its owner is disabled. ``last_used_at`` is written at most once a
-minute per token, so authenticating a request writes nothing on the hot path.
+or while its owner is disabled. Its use is noted in memory and written in the
+background (app/usage.py): authenticating a request writes nothing.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app import usage
 from app.core.security import new_token, token_hash
 from app.crud import CrudError
 from app.models import ApiToken, User, utcnow
 
-USED_EVERY = timedelta(minutes=1)
 MAX_DAYS = 3650
 
 
@@ -49,8 +49,7 @@ def user_for(*, session: Session, token: str) -> User | None:
     user = session.get(User, row.user_id)
     if user is None or user.disabled_at is not None:
         return None
-    if row.last_used_at is None or now - row.last_used_at > USED_EVERY:
-        row.last_used_at = now
+    usage.token_used(row.id)
     return user
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from app.core.config import settings
 from app.models import ProblemRecord, ProblemVersion, utcnow
@@ -179,9 +179,9 @@ def live_problem(session: Session, slug: str) -> tuple[ProblemVersion, Problem] 
 def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
     """Every published problem, by track and position."""
     rows = session.scalars(
-        select(ProblemVersion).join(
-            ProblemRecord, ProblemRecord.live_version_id == ProblemVersion.id
-        )
+        select(ProblemVersion)
+        .join(ProblemRecord, ProblemRecord.live_version_id == ProblemVersion.id)
+        .options(defer(ProblemVersion.files_json))  # loaded only if not materialised yet
     )
     loaded = [(version, problem_of(version)) for version in rows]
     return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))

@@ -9,16 +9,19 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy import text
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import authoring, catalog, web_sessions
+from app import authoring, catalog, heartbeats, usage, web_sessions
 from app.api.routes import problems, submissions, tokens
+from app.core.admission import Admission
 from app.core.config import PROJECT_ROOT, settings
-from app.core.db import engine, migrate, session_scope
+from app.core.db import migrate, session_scope
 from app.core.http_guards import BodyLimit, SecurityHeaders
 from app.core.sessions import secret_key
 from app.web import account as account_pages
@@ -52,16 +55,22 @@ def _prepare_problems() -> None:
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # As many request threads as the database pool has connections for them
+        # (app/core/db.py): a request waits for a thread, never for a connection.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         migrate()
         _sync_problems()
         if prepare:
             threading.Thread(target=_prepare_problems, name="jaxjudge-prepare", daemon=True).start()
+        recorder = usage.Recorder()
+        recorder.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
         if pool:
             pool.start()
         yield
         if pool:
             pool.stop()
+        recorder.stop()
 
     # FastAPI's own /docs page loads Swagger UI from a CDN; ours serves the
     # vendored copy in app/static/vendor/swagger-ui (classrooms are often offline).
@@ -90,6 +99,31 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         max_age=web_sessions.SESSION_DAYS * 24 * 3600,
     )
 
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(SqlTimeoutError)
+    @app.exception_handler(InterfaceError)
+    async def database_unavailable(request: Request, error: Exception) -> Response:
+        """The database is locked, busy, read-only, full or gone: try again soon (503),
+        in the API's JSON shape or as a readable page; one log line, no traceback."""
+        log.warning(
+            "database unavailable for %s %s: %s",
+            request.method,
+            request.url.path,
+            _first_line(error),
+        )
+        message = "The database is busy or unavailable right now; nothing was changed. Try again in a few seconds."
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": message}, status_code=503, headers=headers)
+        return HTMLResponse(
+            UNAVAILABLE_PAGE.format(message=message), status_code=503, headers=headers
+        )
+
+    @app.exception_handler(OverflowError)
+    async def id_out_of_range(request: Request, _error: OverflowError) -> Response:
+        """An id past what the database stores (2^63 and up) names nothing."""
+        return JSONResponse({"detail": "No such item: the id is out of range."}, status_code=404)
+
     @app.exception_handler(UnicodeError)
     async def invalid_text(request: Request, _error: UnicodeError) -> Response:
         message = (
@@ -103,9 +137,14 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
-        with engine().connect() as connection:
-            connection.execute(text("SELECT 1"))
+        """Liveness: the process answers. Says nothing of the database (see /readyz)."""
         return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz() -> JSONResponse:
+        """Readiness: the database takes a committed write, a grading process reported in
+        the last 15 s, and a warm sandbox is ready. 503 with the reasons when not."""
+        return JSONResponse(*readiness())
 
     @app.middleware("http")
     async def request_log(
@@ -132,8 +171,43 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         default=settings.max_request_bytes,
         limits={("POST", "/api/submissions"): 2 * settings.max_source_bytes + 64 * 1024},
     )
+    app.add_middleware(
+        Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds
+    )
     app.add_middleware(SecurityHeaders)
     return app
+
+
+RETRY_AFTER_SECONDS = 2
+UNAVAILABLE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Try again in a moment · jaxjudge</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main><section class="card narrow"><h1>Try again in a moment</h1><p>{message}</p>
+<p><a href="">Reload</a></p></section></main></body></html>"""
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+
+
+def readiness() -> tuple[dict[str, object], int]:
+    """What /readyz answers, and its status."""
+    problems: list[str] = []
+    workers: list[dict[str, object]] = []
+    try:
+        with session_scope() as session:
+            heartbeats.database_writable(session)
+            workers = [
+                {"name": w.name, "idle": w.idle_children, "pool": w.pool_size, "warm": w.warm}
+                for w in heartbeats.live(session)
+            ]
+    except (OperationalError, SqlTimeoutError, InterfaceError) as error:
+        problems.append(f"database: {_first_line(error)}")
+    if not problems and not workers:
+        problems.append("no grading worker reported in the last 15 s")
+    elif workers and not any(w["warm"] for w in workers):
+        problems.append("no grading worker has a warm sandbox yet")
+    body = {"ready": not problems, "problems": problems, "workers": workers}
+    return body, 200 if not problems else 503
 
 
 # The vendored Swagger UI, started by a script file: the pages allow no inline script.

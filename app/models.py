@@ -71,6 +71,7 @@ class Submission(Base):
     __table_args__ = (
         Index("ix_submissions_claim", "status", "id"),
         Index("ix_submissions_user_problem", "user_id", "problem", "id"),
+        UniqueConstraint("user_id", "client_key", name="uq_submissions_user_client_key"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -96,6 +97,8 @@ class Submission(Base):
     # version's variants (grader/cases.py). Kept so a regrade meets the same
     # inputs; never shown to the learner. Null before variants (variant 0).
     hidden_draw: Mapped[int | None] = mapped_column(default=None)
+    # The client's Idempotency-Key: a retried POST returns this submission again.
+    client_key: Mapped[str | None] = mapped_column(String(64), default=None)
 
 
 class HintReveal(Base):
@@ -247,3 +250,31 @@ class RegradeItem(Base):
     new_verdict: Mapped[str | None] = mapped_column(String(32), default=None)
     new_score: Mapped[float | None] = mapped_column(default=None)
     new_result_json: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class WorkerHeartbeat(Base):
+    """A grading process, as it last reported itself (every few seconds)."""
+
+    __tablename__ = "workers"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)  # host:pid-start
+    host: Mapped[str] = mapped_column(String(64))
+    pid: Mapped[int]
+    device: Mapped[str] = mapped_column(String(8))
+    threads: Mapped[int]
+    pool_size: Mapped[int]
+    idle_children: Mapped[int]
+    warm: Mapped[bool]  # its pool has had a child ready to take work
+    current_jobs: Mapped[str] = mapped_column(String(200), default="")  # submission ids
+    version: Mapped[str] = mapped_column(String(32))
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class ServiceCheck(Base):
+    """Rows the readiness probe writes to prove the database takes writes."""
+
+    __tablename__ = "service_checks"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    checked_at: Mapped[datetime] = mapped_column(default=utcnow)

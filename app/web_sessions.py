@@ -4,8 +4,8 @@ random id that the (signed, HttpOnly) cookie carries.
 Any server instance or worker checks the same table, so signing out, changing
 the password or disabling the account ends a session everywhere at once; a
 copied cookie stops working with it. Sessions last ``SESSION_DAYS`` at most.
-``last_seen_at`` is written at most once a minute per session, so reading
-pages does not take the database's write lock.
+``last_seen_at`` is noted in memory and written in the background
+(app/usage.py), so reading pages never takes the database's write lock.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app import usage
 from app.models import User, WebSession, utcnow
 
 SESSION_DAYS = 14
-SEEN_EVERY = timedelta(minutes=1)
 
 
 def _hash(sid: str) -> str:
@@ -56,8 +56,7 @@ def find(*, session: Session, sid: object) -> tuple[User, WebSession] | None:
     user = session.get(User, row.user_id)
     if user is None or user.disabled_at is not None:
         return None
-    if now - row.last_seen_at > SEEN_EVERY:
-        row.last_seen_at = now
+    usage.session_seen(row.id)
     return user, row
 
 

@@ -2,78 +2,45 @@
 
 `EmbeddedWorkers` runs worker threads inside `jaxjudge serve` (the embedded
 default) or alone in `jaxjudge worker` (more machines). Each thread loops:
-claim with a lease, renew the lease while grading, complete. Grading goes
-through one warm pool of sandboxes per device.
+claim with a lease, renew the lease while grading, record the result. Grading
+goes through one warm pool of sandboxes per device (app/grading.py).
+
+Faults: when the database fails, a thread backs off exponentially (0.5 s to
+30 s) and logs one line when it starts failing and one when it recovers, not
+a traceback per poll. A finished verdict whose write fails is retried with the
+same back-off for as long as the lease is not someone else's: never silently
+dropped, never recorded twice. At start, leases held by dead grading processes
+on this host are released at once (app/queue.py ``release_dead``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-from app import catalog, queue, regrades
+from sqlalchemy.exc import SQLAlchemyError
+
+from app import heartbeats, queue, regrades
 from app.core.config import settings
 from app.core.db import session_scope
-from app.models import ProblemVersion
-from grader.devices import NoDeviceError, device_for
-from grader.grade import Mode, grade
+from app.grading import GradeFunction, PoolGrader, result_of
+from app.models import RegradeItem, Submission
+from grader.cgroups import process_tag
 from grader.limits import sandbox_limits
-from grader.pool import WarmPool
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Verdict
 
 log = logging.getLogger("jaxjudge.worker")
 
-GradeFunction = Callable[[Problem, str, Mode, str, int], GradeReport]
+FIRST_BACKOFF, MAX_BACKOFF = 0.5, 30.0
+RECORD_FOR_SECONDS = 600.0  # how long a finished verdict keeps trying to be recorded
 
 
-class PoolGrader:
-    """Grades through warm sandbox pools, one per device, created on first use."""
-
-    def __init__(self) -> None:
-        self._pools: dict[str, WarmPool] = {}
-        self._lock = threading.Lock()
-
-    def _pool(self, device: str) -> WarmPool:
-        from grader.sandbox import SandboxLauncher
-
-        with self._lock:
-            if device not in self._pools:
-                self._pools[device] = WarmPool(
-                    SandboxLauncher(warm_up=True),
-                    size=settings.pool_size,
-                    memory_mb=settings.pool_memory_mb,
-                    device=device,
-                )
-            return self._pools[device]
-
-    def warm(self, device: str) -> None:
-        self._pool(device)
-
-    def __call__(
-        self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
-    ) -> GradeReport:
-        return grade(
-            problem, code, mode=mode, device=device, runner=self._pool(device), variant=hidden_draw
-        )
-
-    def close(self) -> None:
-        for pool in self._pools.values():
-            pool.close()
-
-
-def _failure(
-    slug: str, mode: str, message: str, verdict: Verdict = Verdict.INTERNAL_ERROR
-) -> dict[str, Any]:
-    return GradeReport(
-        problem=slug, mode=mode, verdict=verdict, score=0.0, message=message
-    ).to_json()
+def _alive(tag: str) -> bool:
+    pid = tag.split("-", 1)[0]
+    return pid.isdigit() and process_tag(int(pid)) == tag
 
 
 class EmbeddedWorkers:
@@ -83,37 +50,77 @@ class EmbeddedWorkers:
         self.threads = threads
         self.grader: GradeFunction = grader or PoolGrader()
         self.poll_seconds = poll_seconds
+        self.name = heartbeats.process_name()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._jobs: dict[str, int] = {}  # worker thread -> submission in hand
+        self._failing = False
+        self._state_lock = threading.Lock()
+        self.heartbeat = heartbeats.Heartbeat(device="cpu", snapshot=self._snapshot)
+
+    def _snapshot(self) -> heartbeats.Snapshot:
+        ready, size = self.grader.stats() if isinstance(self.grader, PoolGrader) else (0, 0)
+        with self._state_lock:
+            jobs = sorted(self._jobs.values())
+        return heartbeats.Snapshot(self.threads, ready, size, ready > 0 or size == 0, jobs)
 
     def start(self) -> None:
         if isinstance(self.grader, PoolGrader):
             sandbox_limits()  # says once, at start-up, which limits hold and by what
             self.grader.warm("cpu")  # the first submission should not wait for imports
-        prefix = f"{socket.gethostname()}:{os.getpid()}"
+        self._release_dead_leases()
+        self.heartbeat.start()
         for index in range(self.threads):
             thread = threading.Thread(
                 target=self._loop,
-                args=(f"{prefix}:{index}",),
+                args=(f"{self.name}:{index}",),
                 name=f"jaxjudge-worker-{index}",
                 daemon=True,
             )
             thread.start()
             self._threads.append(thread)
 
+    def _release_dead_leases(self) -> None:
+        try:
+            with session_scope() as session:
+                released = queue.release_dead(session, host=heartbeats.host(), alive=_alive)
+        except SQLAlchemyError as error:
+            log.warning("could not release dead workers' leases: %s", type(error).__name__)
+            return
+        if released:
+            log.info("released %d submission(s) held by dead grading processes", released)
+
     def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=120)
+        self.heartbeat.stop()
         close = getattr(self.grader, "close", None)
         if callable(close):
             close()
 
+    def _database(self, ok: bool, error: BaseException | None = None) -> None:
+        """Log the database's state changes, once each."""
+        with self._state_lock:
+            changed, self._failing = self._failing == ok, not ok
+        if changed and ok:
+            log.info("workers: the database answers again")
+        elif changed:
+            log.warning("workers: the database fails (%s); backing off", type(error).__name__)
+
     def _loop(self, worker: str) -> None:
+        backoff = FIRST_BACKOFF
         while not self._stop.is_set():
             try:
-                if not self.work_once(worker):
+                busy = self.work_once(worker)
+                self._database(ok=True)
+                backoff = FIRST_BACKOFF
+                if not busy:
                     self._stop.wait(self.poll_seconds)
+            except SQLAlchemyError as error:
+                self._database(ok=False, error=error)
+                self._stop.wait(backoff)
+                backoff = min(MAX_BACKOFF, backoff * 2)
             except Exception:
                 log.exception("worker %s: unexpected error; continuing", worker)
                 self._stop.wait(self.poll_seconds)
@@ -136,7 +143,32 @@ class EmbeddedWorkers:
                 claimed.attempts,
                 claimed.hidden_draw or 0,
             )
-        self._grade(worker, job)
+        with self._state_lock:
+            self._jobs[worker] = job.id
+        try:
+            result = self._leased(job.id, worker, queue.renew, lambda: result_of(job, self.grader))
+            recorded = self._record(
+                lambda session: queue.complete(
+                    session,
+                    submission_id=job.id,
+                    worker=worker,
+                    verdict=result["verdict"],
+                    score=float(result["score"]),
+                    result_json=json.dumps(result, allow_nan=False),
+                ),
+                Submission,
+                job.id,
+                worker,
+            )
+        finally:
+            with self._state_lock:
+                self._jobs.pop(worker, None)
+        log.info(
+            "submission %s: %s%s",
+            job.id,
+            result["verdict"],
+            "" if recorded else " (lease taken by another worker: dropped)",
+        )
         return True
 
     def _one_regrade_item(self, worker: str) -> bool:
@@ -148,9 +180,12 @@ class EmbeddedWorkers:
             if item is None:
                 return False
             job = regrades.job_for(session, item)
-        result = self._leased(job.id, worker, queue.renew_regrade_item, lambda: self._result(job))
-        with session_scope() as session:
-            recorded = queue.complete_regrade_item(
+        result = self._leased(
+            job.id, worker, queue.renew_regrade_item, lambda: result_of(job, self.grader)
+        )
+
+        def record(session: Any) -> bool:
+            done = queue.complete_regrade_item(
                 session,
                 item_id=job.id,
                 worker=worker,
@@ -158,9 +193,42 @@ class EmbeddedWorkers:
                 score=float(result["score"]),
                 result_json=json.dumps(result, allow_nan=False),
             )
-            if recorded:
+            if done:
                 regrades.finish_if_complete(session, item_id=job.id)
+            return done
+
+        self._record(record, RegradeItem, job.id, worker)
         return True
+
+    def _record(
+        self,
+        write: Callable[[Any], bool],
+        model: type[Submission] | type[RegradeItem],
+        row_id: int,
+        worker: str,
+    ) -> bool:
+        """Write a finished result, retrying through database failures while the row is
+        still ours; False when another worker holds it now (the result is not ours to
+        record)."""
+        backoff, deadline = FIRST_BACKOFF, time.monotonic() + RECORD_FOR_SECONDS
+        while True:
+            try:
+                with session_scope() as session:
+                    done = write(session)
+                self._database(ok=True)
+                return done
+            except SQLAlchemyError as error:
+                self._database(ok=False, error=error)
+                if time.monotonic() > deadline:
+                    log.error(
+                        "%s %s: could not record its result for %.0f s; it will be graded again",
+                        model.__tablename__,
+                        row_id,
+                        RECORD_FOR_SECONDS,
+                    )
+                    return False
+                time.sleep(backoff)
+                backoff = min(MAX_BACKOFF, backoff * 2)
 
     def _leased(
         self,
@@ -180,66 +248,16 @@ class EmbeddedWorkers:
             renewing.set()
             keeper.join()
 
-    def _grade(self, worker: str, job: queue.GradingJob) -> None:
-        submission_id = job.id
-        result = self._leased(submission_id, worker, queue.renew, lambda: self._result(job))
-        with session_scope() as session:
-            recorded = queue.complete(
-                session,
-                submission_id=submission_id,
-                worker=worker,
-                verdict=result["verdict"],
-                score=float(result["score"]),
-                result_json=json.dumps(result, allow_nan=False),
-            )
-        log.info(
-            "submission %s: %s%s",
-            submission_id,
-            result["verdict"],
-            "" if recorded else " (lease lost: dropped)",
-        )
-
-    def _result(self, job: queue.GradingJob) -> dict[str, Any]:
-        slug, code, mode = job.slug, job.code, job.mode
-        if job.attempts > queue.MAX_ATTEMPTS:
-            return _failure(
-                slug,
-                mode,
-                "Grading failed repeatedly on this submission; please contact the course staff.",
-            )
-        problem = _problem(slug, job.version_id)
-        if problem is None:
-            return _failure(slug, mode, f"The problem {slug!r} is not published.")
-        try:
-            device = device_for(problem.config.device)
-        except NoDeviceError as error:
-            return _failure(slug, mode, str(error))
-        try:
-            return self.grader(
-                problem, code, "run" if mode == "run" else "submit", device, job.hidden_draw
-            ).to_json()
-        except Exception as error:
-            log.exception("grading submission failed")
-            return _failure(
-                slug, mode, f"The grader failed: {type(error).__name__}. Please try again."
-            )
-
     def _keep_lease(
         self, row_id: int, worker: str, done: threading.Event, renew: Callable[..., bool]
     ) -> None:
         while not done.wait(settings.lease_seconds / 3):
-            with session_scope() as session:
-                if not renew(session, row_id, worker=worker, lease_seconds=settings.lease_seconds):
-                    log.warning("%s %s: lease lost", renew.__name__, row_id)
-                    return
-
-
-def _problem(slug: str, version_id: int | None) -> Problem | None:
-    """The version a submission names; the live one for submissions made before versioning."""
-    with session_scope() as session:
-        version = (
-            session.get(ProblemVersion, version_id)
-            if version_id is not None
-            else catalog.live_version(session, slug)
-        )
-        return None if version is None else catalog.problem_of(version)
+            try:
+                with session_scope() as session:
+                    if not renew(
+                        session, row_id, worker=worker, lease_seconds=settings.lease_seconds
+                    ):
+                        log.warning("%s %s: lease lost", renew.__name__, row_id)
+                        return
+            except SQLAlchemyError as error:
+                self._database(ok=False, error=error)  # keep trying: the lease may survive

@@ -90,7 +90,23 @@ class Settings(BaseSettings):
         ),
     )
     lease_seconds: int = Field(
-        120, ge=10, description="How long a worker's claim on a submission lasts unrenewed."
+        15,
+        ge=3,
+        description=(
+            "How long a worker's claim on a submission lasts unrenewed; renewed every third of it"
+            " while grading, so a dead worker's submissions are free again within this time."
+        ),
+    )
+    request_threads: int = Field(
+        32, ge=1, description="Threads that serve requests (the database pool is sized with them)."
+    )
+    database_wait_seconds: float = Field(
+        5.0,
+        gt=0,
+        description=(
+            "How long a request waits for a database connection or lock before it is answered"
+            " 503 with Retry-After."
+        ),
     )
     max_queued_per_user: int = Field(
         5, ge=1, description="Submissions one user may have waiting at once."

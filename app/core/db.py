@@ -18,17 +18,36 @@ from app.core.config import PROJECT_ROOT, settings
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the worker's writes
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={int(settings.database_wait_seconds * 1000)}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
 
+def pool_size() -> int:
+    """One connection per request thread, plus the grading workers and background
+    threads (workers, lease keepers, the usage recorder, trusted-run preparation):
+    a request waits for a connection only when something holds one too long."""
+    return settings.request_threads + 2 * settings.pool_size + 8
+
+
 def make_engine(url: str) -> Engine:
+    # A request that cannot get a connection (or, on SQLite, the write lock) within
+    # database_wait_seconds fails with a TimeoutError/OperationalError that
+    # app/main.py answers 503 with Retry-After: the client tries again, nothing is lost.
+    sizing: dict[str, Any] = {
+        "pool_size": pool_size(),
+        "max_overflow": 8,
+        "pool_timeout": settings.database_wait_seconds,
+    }
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": settings.database_wait_seconds},
+            **sizing,
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, **sizing)
 
 
 @cache

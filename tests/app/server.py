@@ -44,9 +44,12 @@ def jaxjudge(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.Com
 class Server:
     """`jaxjudge serve` on a free loopback port, started and waited for."""
 
-    def __init__(self, env: dict[str, str], workers: int, *extra: str) -> None:
+    def __init__(
+        self, env: dict[str, str], workers: int, *extra: str, log: Path | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log_file = None if log is None else log.open("w")
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -61,7 +64,7 @@ class Server:
             ],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=self.log_file or subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -76,3 +79,14 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=60)
+        self._close_log()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no shutdown of any kind."""
+        self.process.kill()
+        self.process.wait()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self.log_file is not None:
+            self.log_file.close()

@@ -1,0 +1,110 @@
+"""Grading one claimed job: the version it names, the device, the warm pools, and a
+report (as JSON) whatever happens, so a worker always has a result to record."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from app import catalog, queue
+from app.core.config import settings
+from app.core.db import session_scope
+from app.models import ProblemVersion
+from grader.devices import NoDeviceError, device_for
+from grader.grade import Mode, grade
+from grader.pool import WarmPool
+from grader.problem import Problem
+from grader.report import GradeReport
+from grader.verdicts import Verdict
+
+log = logging.getLogger("jaxjudge.worker")
+
+GradeFunction = Callable[[Problem, str, Mode, str, int], GradeReport]
+
+
+class PoolGrader:
+    """Grades through warm sandbox pools, one per device, created on first use."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, WarmPool] = {}
+        self._lock = threading.Lock()
+
+    def _pool(self, device: str) -> WarmPool:
+        from grader.sandbox import SandboxLauncher
+
+        with self._lock:
+            if device not in self._pools:
+                self._pools[device] = WarmPool(
+                    SandboxLauncher(warm_up=True),
+                    size=settings.pool_size,
+                    memory_mb=settings.pool_memory_mb,
+                    device=device,
+                )
+            return self._pools[device]
+
+    def warm(self, device: str) -> None:
+        self._pool(device)
+
+    def stats(self) -> tuple[int, int]:
+        """(children ready now, children the pools keep) over every device."""
+        with self._lock:
+            pools = list(self._pools.values())
+        ready = sum(pool.stats()[0] for pool in pools)
+        return ready, sum(pool.size for pool in pools)
+
+    def __call__(
+        self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+    ) -> GradeReport:
+        return grade(
+            problem, code, mode=mode, device=device, runner=self._pool(device), variant=hidden_draw
+        )
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+
+
+def failure(
+    slug: str, mode: str, message: str, verdict: Verdict = Verdict.INTERNAL_ERROR
+) -> dict[str, Any]:
+    return GradeReport(
+        problem=slug, mode=mode, verdict=verdict, score=0.0, message=message
+    ).to_json()
+
+
+def _problem(slug: str, version_id: int | None) -> Problem | None:
+    """The version a submission names; the live one for submissions made before versioning."""
+    with session_scope() as session:
+        version = (
+            session.get(ProblemVersion, version_id)
+            if version_id is not None
+            else catalog.live_version(session, slug)
+        )
+        return None if version is None else catalog.problem_of(version)
+
+
+def result_of(job: queue.GradingJob, grader: GradeFunction) -> dict[str, Any]:
+    """The report (JSON) for ``job``: a verdict in every case, never an exception."""
+    slug, code, mode = job.slug, job.code, job.mode
+    if job.attempts > queue.MAX_ATTEMPTS:
+        return failure(
+            slug,
+            mode,
+            "Grading failed repeatedly on this submission; please contact the course staff.",
+        )
+    problem = _problem(slug, job.version_id)
+    if problem is None:
+        return failure(slug, mode, f"The problem {slug!r} is not published.")
+    try:
+        device = device_for(problem.config.device)
+    except NoDeviceError as error:
+        return failure(slug, mode, str(error))
+    try:
+        return grader(
+            problem, code, "run" if mode == "run" else "submit", device, job.hidden_draw
+        ).to_json()
+    except Exception as error:
+        log.exception("grading submission %s failed", job.id)
+        return failure(slug, mode, f"The grader failed: {type(error).__name__}. Please try again.")
