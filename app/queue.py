@@ -10,12 +10,19 @@ lease moved on is never recorded twice.
 
 Claimable: queued, or running with an expired lease; and its user has no
 other submission running under a live lease (one at a time per learner).
+Leases are short (15 s, renewed every 5 s); a worker that starts also frees
+at once the leases of dead grading processes on its own host
+(``release_dead``), so a crash costs seconds, not a lease's length.
+
+A lease owner is ``host:pid-starttime:thread`` (app/worker.py): the start time
+tells a dead process from a new one that reused its pid.
 Regrade items (`regrade_items`) are leased the same way; workers take them
 only when no submission is waiting, so a regrade never delays learners.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -197,6 +204,30 @@ def complete_regrade_item(
         new_score=score,
         new_result_json=result_json,
     )
+
+
+def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -> int:
+    """Put back in the queue every row leased by a grading process of ``host`` that is
+    no longer running (``alive(tag)`` is False for its ``pid-starttime`` tag)."""
+    released = 0
+    for model in (Submission, RegradeItem):
+        rows = session.execute(
+            select(model.id, model.lease_owner).where(
+                model.status == "running", model.lease_owner.like(f"{host}:%")
+            )
+        ).all()
+        for row_id, owner in rows:
+            parts = (owner or "").split(":")
+            if len(parts) >= 3 and not alive(parts[-2]):
+                released += _rows(
+                    session,
+                    update(model)
+                    .where(
+                        model.id == row_id, model.lease_owner == owner, model.status == "running"
+                    )
+                    .values(status="queued", lease_owner=None, lease_expires_at=None),
+                )
+    return released
 
 
 def queue_position(session: Session, submission: Submission) -> int:

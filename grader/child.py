@@ -23,6 +23,7 @@ import contextlib
 import linecache
 import os
 import resource
+import select
 import sys
 import time
 import traceback
@@ -291,6 +292,17 @@ def _decode(cases: Any, data: bytes, job: JobMessage, jnp: Any) -> list[list[Any
     return [[v if isinstance(v, float) else jnp.asarray(v) for v in args] for args in decoded]
 
 
+def _warm_up_until_a_job_arrives() -> None:
+    """Exercise the libraries while idle (grader/warmup.py), one step at a time, and stop
+    the moment the job is readable on stdin: under load a child takes work as soon as
+    its imports are done and spends no CPU on warming; idle, it is fully warm."""
+    from grader.warmup import steps
+
+    for _ in steps():
+        if select.select([0], [], [], 0)[0]:
+            return
+
+
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BaseException):
@@ -300,11 +312,9 @@ def _flush() -> None:
 def main() -> None:
     channel = _Channel(int(sys.argv[1]))
     jax = _import_runtime()
-    if "--warm-up" in sys.argv[2:]:
-        from grader.warmup import warm_up
-
-        warm_up()
     channel.send(Kind.HELLO, {"backend": jax.default_backend(), "pid": os.getpid()})
+    if "--warm-up" in sys.argv[2:]:
+        _warm_up_until_a_job_arrives()
     stdin = os.fdopen(0, "rb", buffering=0)
     frame = protocol.read_frame(stdin, max_data_bytes=1 << 31)
     if frame is None or frame.kind is not Kind.JOB:
@@ -316,7 +326,9 @@ def main() -> None:
     cases = _decode(job.cases, frame.data, job, jax.numpy)
     loaded: list[_Loaded] = []
     for index, ref in enumerate(job.solutions):
-        source = frame.data[ref.offset : ref.offset + ref.length].decode()
+        # utf-8-sig: a file saved with a byte-order mark is Python that runs, as it
+        # would from disk.
+        source = frame.data[ref.offset : ref.offset + ref.length].decode("utf-8-sig")
         solution = _load_solution(channel, index, ref.filename, source, job.entry_point)
         if solution is None:
             continue

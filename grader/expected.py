@@ -12,6 +12,7 @@ trusted compilation cache these runs fill.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import tempfile
@@ -170,12 +171,20 @@ def _path(problem: Problem, device: str) -> Path:
 def load_or_compute(
     problem: Problem, device: str = "cpu", runner: Runner | None = None
 ) -> TrustedOutputs:
+    """The cached outputs, or a trusted run now. Concurrent callers for the same
+    outputs (the start-up preparation and a worker; two processes) wait for one
+    run instead of repeating it: a file lock beside the cache file."""
     path = _path(problem, device)
     if path.is_file():
         return _load(path)
-    trusted = compute(problem, device, runner)
-    store(problem, trusted, device)
-    return trusted
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():  # another caller finished it while we waited
+            return _load(path)
+        trusted = compute(problem, device, runner)
+        store(problem, trusted, device)
+        return trusted
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:

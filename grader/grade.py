@@ -175,6 +175,13 @@ def build_report(
             "The grader could not start the runtime; please try again.",
         )
         return report
+    if outcome.killed_from_outside:
+        report.verdict, report.message = (
+            Verdict.INTERNAL_ERROR,
+            "The grader's sandbox was stopped from outside, twice; this is not your code's"
+            " fault. Please submit again.",
+        )
+        return report
     solution = outcome.solutions[0]
     keys = [case_key(case, variant) for case in job.all_cases]
     report.cases = _case_reports(problem, job.all_cases, keys, outcome, trusted)

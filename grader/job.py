@@ -73,6 +73,7 @@ class RunOutcome:
     timed_out: bool = False
     output_limit_hit: bool = False
     memory_killed: bool = False  # the cgroup's memory limit killed a process
+    killed_from_outside: bool = False  # SIGKILL that no limit of ours sent
     finished: bool = False  # the child sent DONE
     exit_status: int | None = None
     protocol_error: str | None = None

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 
 from grader.job import Job, RunOutcome
 from grader.launch import Launcher
-from grader.supervise import StartedChild
+from grader.supervise import StartedChild, run_retrying
 
 log = logging.getLogger("jaxjudge.pool")
+WATCH_SECONDS = 1.0
 
 
 class WarmPool:
@@ -44,6 +46,36 @@ class WarmPool:
         self._closed = False
         for _ in range(size):
             self._spawn()
+        self._watcher = threading.Thread(
+            target=self._watch, name="jaxjudge-pool-watch", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """Replace an idle child that dies while it waits (one for one), at once rather
+        than at the next submission."""
+        while True:
+            time.sleep(WATCH_SECONDS)
+            with self._lock:
+                if self._closed:
+                    return
+                dead = [child for child in self._idle if child.process.poll() is not None]
+                for child in dead:
+                    self._idle.remove(child)
+            for child in dead:
+                log.warning(
+                    "an idle child died (status %s); replacing it", child.process.returncode
+                )
+                child.close()
+                self._spawn_in_background()
+
+    def stats(self) -> tuple[int, int]:
+        """(idle children ready to take a job now, the pool's size)."""
+        with self._lock:
+            ready = sum(
+                1 for c in self._idle if c.collector.hello.is_set() and c.process.poll() is None
+            )
+        return ready, self.size
 
     def _spawn(self) -> None:
         child = StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
@@ -84,20 +116,14 @@ class WarmPool:
             raise ValueError(
                 f"job needs {job.memory_mb} MB, above the pool's {self.memory_mb} MB ceiling"
             )
-        child = self._take()
         try:
-            outcome = child.run(job)
-            if outcome.startup_error is not None:
-                # The job was never delivered, so running it elsewhere is safe:
-                # a worker's hiccup must not become a learner's internal error.
-                log.warning(
-                    "a pooled child failed to start (%s); retrying on a fresh one",
-                    outcome.startup_error,
-                )
-                outcome = StartedChild(
-                    self.launcher, device=self.device, memory_mb=self.memory_mb
-                ).run(job)
-            return outcome
+            # A child that never started, or that something outside killed, is the
+            # grader's hiccup, not the learner's: once more on a fresh child.
+            return run_retrying(
+                self._take(),
+                lambda: StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb),
+                job,
+            )
         finally:
             # Replace it afterwards, not meanwhile: on a small machine a child
             # importing JAX would compete for the cores with this submission.

@@ -16,11 +16,13 @@ that stops reading can never block the supervisor past the time limit.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from grader import protocol
@@ -31,6 +33,7 @@ from grader.launch import Launcher, LaunchSpec, PlainLauncher, cpu_seconds_for
 from grader.output import OutputDrain
 from grader.protocol import JobMessage, Kind, SourceRef
 
+log = logging.getLogger("jaxjudge.supervise")
 STARTUP_SECONDS = 120.0
 MAX_INPUT_ELEMENTS = 1 << 28
 
@@ -104,11 +107,14 @@ class StartedChild:
         for thread in self.threads:
             thread.start()
         self.closed = False
+        self.stopped_by_us = False  # killed by this supervisor (a limit, the protocol), not outside
 
     def ready(self, timeout: float) -> bool:
         return self.collector.started(timeout) and self.process.poll() is None
 
     def kill(self) -> None:
+        if self.process.poll() is None:
+            self.stopped_by_us = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         if self.spec.kill_all:
@@ -180,6 +186,11 @@ class StartedChild:
         outcome.exit_status = self.process.returncode
         outcome.output_limit_hit = self.drain.limit_hit
         outcome.memory_killed = bool(self.spec.memory_killed and self.spec.memory_killed())
+        outcome.killed_from_outside = (
+            self.process.returncode == -signal.SIGKILL
+            and not self.stopped_by_us
+            and not outcome.memory_killed
+        )
         outcome.stdout = bytes(self.drain.shown).decode("utf-8", errors="replace")
         outcome.stdout_truncated = self.drain.shown_truncated
         outcome.hidden_output = bytes(self.drain.hidden).decode("utf-8", errors="replace")
@@ -212,12 +223,30 @@ class Runner(Protocol):
     def run(self, job: Job) -> RunOutcome: ...
 
 
+def run_retrying(first: StartedChild, start: Callable[[], StartedChild], job: Job) -> RunOutcome:
+    """Run ``job`` on ``first``; once more on a fresh child if the first failed for a
+    reason that is not the submission's: it never started (the job was not even
+    delivered), or something outside the sandbox killed it (not one of its
+    limits). A second such failure stays in the outcome: the grader's, not the
+    learner's (grader/grade.py says so)."""
+    outcome = first.run(job)
+    if outcome.startup_error is None and not outcome.killed_from_outside:
+        return outcome
+    reason = outcome.startup_error or "killed from outside the sandbox"
+    log.warning(
+        "a child failed through no fault of the submission (%s); retrying on a fresh one", reason
+    )
+    return start().run(job)
+
+
 class ProcessRunner:
     """A fresh child per job, started on demand by a launcher (trusted by default)."""
 
     def __init__(self, launcher: Launcher | None = None) -> None:
         self.launcher = launcher or PlainLauncher(trusted=True)
 
+    def _start(self, job: Job) -> StartedChild:
+        return StartedChild(self.launcher, device=job.device, memory_mb=job.memory_mb)
+
     def run(self, job: Job) -> RunOutcome:
-        child = StartedChild(self.launcher, device=job.device, memory_mb=job.memory_mb)
-        return child.run(job)
+        return run_retrying(self._start(job), lambda: self._start(job), job)

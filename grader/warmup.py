@@ -1,4 +1,4 @@
-"""Library warm-up for pooled children, run before HELLO (never billed to a learner).
+"""Library warm-up for pooled children, run while they wait (never billed to a learner).
 
 The first use of NNX, Linen, Optax and `lax.scan` in a process pays for lazy
 imports, tracing machinery and pytree registrations, whatever the shapes. A
@@ -12,10 +12,13 @@ mount it beside child.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
-def warm_up() -> None:
+def steps() -> Iterator[None]:
+    """The warm-up, one step at a time: the child stops between steps as soon as a job
+    is waiting (grader/child.py), so warming never delays work that has arrived."""
     import flax.linen as nn
     import jax
     import jax.numpy as jnp
@@ -26,6 +29,7 @@ def warm_up() -> None:
     x = jnp.ones((2, 3), jnp.float32)
     y = jnp.ones((2, 2), jnp.float32)
     labels = jnp.zeros((2,), jnp.int32)
+    yield
 
     model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(
@@ -39,18 +43,30 @@ def warm_up() -> None:
         )
 
     _, grads = nnx.value_and_grad(nnx_loss)(model, x, y)
+    yield
     optimizer.update(model, jax.tree_util.tree_map(lambda g: g / 2.0, grads))
+    jax.block_until_ready(model.kernel.value)
+    yield
 
     dense = nn.Dense(1)
     params = dense.init(jax.random.PRNGKey(0), x)
     state = train_state.TrainState.create(apply_fn=dense.apply, params=params, tx=optax.sgd(0.1))
     linen_grads = jax.grad(lambda p: jnp.mean(state.apply_fn(p, x)[:, 0] ** 2))(state.params)
     state = state.apply_gradients(grads=linen_grads)
+    jax.block_until_ready(state.params)
+    yield
 
     tx = optax.MultiSteps(optax.adam(1e-3), every_k_schedule=2)
     opt_state = tx.init(params)
     updates, opt_state = tx.update(linen_grads, opt_state, params)
-    optax.apply_updates(params, updates)
+    jax.block_until_ready(optax.apply_updates(params, updates))
+    yield
 
     total, _ = jax.lax.scan(lambda c, v: (c + jnp.sum(v), None), jnp.zeros(()), x)
-    jax.block_until_ready((total, state.params, model.kernel.value))
+    jax.block_until_ready(total)
+
+
+def warm_up() -> None:
+    """The whole warm-up at once (the warm-up cache's filler runs this)."""
+    for _ in steps():
+        pass
