@@ -10,15 +10,11 @@ import signal
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
+from app.client import CommandError
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class CommandError(Exception):
-    """A one-line error for the person at the terminal."""
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -206,23 +202,8 @@ def cmd_tokens_revoke(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _request(url: str, token: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
-    request.add_header("Authorization", f"Bearer {token}")
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer: dict[str, Any] = json.loads(response.read())
-            return answer
-    except urllib.error.HTTPError as error:
-        detail = json.loads(error.read() or b"{}").get("detail", error.reason)
-        raise CommandError(f"the server answered {error.code}: {detail}") from None
-    except urllib.error.URLError as error:
-        raise CommandError(f"cannot reach {url}: {error.reason}") from None
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
+    from app.client import ApiClient
     from grader.cli import read_submission
     from grader.report import GradeReport, render_text
 
@@ -231,27 +212,26 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise CommandError(
             "give an API token with --token or JAXJUDGE_TOKEN (`jaxjudge tokens create NAME`)"
         )
-    server = args.server.rstrip("/")
     code = read_submission(args.file)
-    created = _request(
-        f"{server}/api/submissions", token, {"problem": args.slug, "code": code, "mode": args.mode}
+    client = ApiClient(args.server, token, timeout=args.http_timeout)
+    created = client.request(
+        "POST", "/api/submissions", {"problem": args.slug, "code": code, "mode": args.mode}
     )
     deadline = time.monotonic() + args.timeout
+    state: dict[str, Any] = {"status": "queued"}
     while time.monotonic() < deadline:
-        state = _request(f"{server}/api/submissions/{created['id']}", token)
+        state = client.request("GET", f"/api/submissions/{created['id']}")
         if state["status"] == "done":
             if args.json:
                 print(json.dumps(state))
             else:
-                print(
-                    render_text(
-                        GradeReport.from_json({**state, "problem": args.slug, "mode": args.mode})
-                    )
-                )
+                report = GradeReport.from_json({**state, "problem": args.slug, "mode": args.mode})
+                print(render_text(report))
             return EXIT_OK if state["verdict"] == "accepted" else EXIT_FAILED
         time.sleep(0.5)
     raise CommandError(
-        f"no verdict within {args.timeout} s; submission {created['id']} is still {state['status']}"
+        f"no verdict within {args.timeout:g} s; submission {created['id']} is still"
+        f" {state['status']} (ask again later: GET /api/submissions/{created['id']})"
     )
 
 
@@ -335,5 +315,10 @@ def register(commands: Any) -> None:
     submit.add_argument("--token", default=None, help="API token (default: $JAXJUDGE_TOKEN)")
     submit.add_argument("--mode", choices=["run", "submit"], default="submit")
     submit.add_argument("--json", action="store_true")
-    submit.add_argument("--timeout", type=float, default=300.0)
+    submit.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait for the verdict"
+    )
+    submit.add_argument(
+        "--http-timeout", type=float, default=30.0, help="seconds to wait for each answer"
+    )
     submit.set_defaults(handler=cmd_submit)

@@ -51,6 +51,7 @@ def create_submission(
     max_queued: int,
     version_id: int | None = None,
     max_submits_per_hour: int | None = None,
+    client_key: str | None = None,
 ) -> Submission:
     if queued_count(session=session, user_id=user.id) >= max_queued:
         raise CrudError(
@@ -73,10 +74,18 @@ def create_submission(
         mode=mode,
         problem_version_id=version_id,
         hidden_draw=secrets.randbelow(2**31),
+        client_key=client_key,
     )
     session.add(submission)
     session.flush()
     return submission
+
+
+def submission_by_key(*, session: Session, user: User, key: str) -> Submission | None:
+    """The submission ``user`` made with this Idempotency-Key, if any."""
+    return session.scalar(
+        select(Submission).where(Submission.user_id == user.id, Submission.client_key == key)
+    )
 
 
 def result_of(submission: Submission) -> dict[str, Any] | None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.cli import CommandError
+from app.client import CommandError
 from grader.config import settings
 from grader.errors import ProblemError, UsageError
 
@@ -32,19 +34,31 @@ def _problem_folder(slug: str) -> Path:
 
 
 def read_submission(path: str) -> str:
-    file = Path(path)
+    """A submission file's text: a regular file, at most the source limit, UTF-8
+    (a byte-order mark is allowed, as Python allows it). Never blocks on a FIFO,
+    never reads a device without end."""
+    limit = settings.max_source_bytes
     try:
-        if file.stat().st_size > settings.max_source_bytes:
-            raise UsageError(
-                f"{path}: larger than the {settings.max_source_bytes // 1024} KiB limit for a submission"
-            )
-        return file.read_bytes().decode("utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a Python file") from None
     except PermissionError:
         raise UsageError(f"{path}: permission denied") from None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be opened ({error.strerror})") from None
+    try:
+        kind = os.fstat(fd).st_mode
+        if stat.S_ISDIR(kind):
+            raise UsageError(f"{path}: is a directory, not a Python file")
+        if not stat.S_ISREG(kind):
+            raise UsageError(f"{path}: not a regular file (a device, a FIFO or a socket)")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UsageError(f"{path}: larger than the {limit // 1024} KiB limit for a submission")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text") from None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request, status
@@ -15,6 +15,11 @@ from app.models import Course, User
 from app.web.pages import page, signed_in_user
 
 router = APIRouter(include_in_schema=False)
+
+
+def utc_naive(moment: datetime) -> datetime:
+    """Dates are stored naive in UTC: one with an offset is converted, not cut off."""
+    return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def required_user(request: Request, session: SessionDep) -> User:
@@ -136,11 +141,11 @@ def assign_problem(
     if catalog.live_version(session, problem) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {problem!r}.")
     try:
-        due_at = datetime.fromisoformat(due) if due.strip() else None
+        due_at = utc_naive(datetime.fromisoformat(due.strip())) if due.strip() else None
     except ValueError:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
-            "The due date must look like 2026-12-01T23:59 (UTC).",
+            "The due date must look like 2026-12-01T23:59 (UTC) or 2026-12-01T23:59+01:00.",
         ) from None
     courses.assign(session=session, course=course, problem=problem, due_at=due_at)
     return _back(course.id)

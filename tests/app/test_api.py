@@ -87,17 +87,21 @@ def test_submit_then_poll_until_done(client: TestClient) -> None:
     assert created.status_code == 202
     submission_id = created.json()["id"]
     queued = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
+    submitted_at = queued.pop("submitted_at")
     assert queued == {
         "id": submission_id,
         "status": "queued",
         "problem": "scan-microbatched-grads",
         "mode": "submit",
         "position": 1,
+        "started_at": None,
+        "finished_at": None,
     }
     drain_queue()
     done = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
     assert done["status"] == "done"
     assert done["verdict"] == "accepted"
+    assert submitted_at <= done["started_at"] <= done["finished_at"]  # ISO, UTC, "Z"
     assert {"score", "cases", "diagnosis", "stdout", "versions", "seconds"} <= done.keys()
 
 

@@ -282,3 +282,18 @@ def test_work_from_before_joining_or_on_other_problems_stays_out_of_the_course(
         matrix = courses.grade_matrix(session=session, course=course)
         assert matrix.cell(ada, "nnx-grad-accumulation").attempts == 0
         assert "optax-multisteps" not in courses.submissions_csv(session=session, course=course)
+
+
+def test_a_due_date_with_an_offset_is_converted_to_utc(seeded: int, browser: TestClient) -> None:
+    token = sign_in(browser, "teacher")
+    answer = browser.post(
+        f"/courses/{seeded}/assignments",
+        data={"problem": "optax-multisteps", "due": "2026-12-01T23:59+01:00", "csrf_token": token},
+    )
+    assert answer.status_code in (200, 303)
+    assert "due 2026-12-01 22:59 UTC" in browser.get(f"/courses/{seeded}").text
+    garbage = browser.post(
+        f"/courses/{seeded}/assignments",
+        data={"problem": "optax-multisteps", "due": "next friday", "csrf_token": token},
+    )
+    assert garbage.status_code == 422 and "must look like" in garbage.text

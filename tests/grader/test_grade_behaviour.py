@@ -246,3 +246,8 @@ def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
         assert outcome.finished
     finally:
         pool.close()
+
+
+def test_a_byte_order_mark_runs_as_python_runs_it(tiny: Problem) -> None:
+    report = grade(tiny, "\ufeff" + CORRECT, mode="run")  # as saved by some editors
+    assert report.verdict is Verdict.ACCEPTED, report.message

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, status
+from sqlalchemy.exc import IntegrityError
 
 from app import catalog, crud, queue
 from app.api.deps import CurrentUser, SessionDep
@@ -13,11 +17,29 @@ from grader.report import GradeReport
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
 
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="milliseconds") + "Z"
+
+
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=SubmissionCreated)
 def create_submission(
-    body: SubmissionCreate, user: CurrentUser, session: SessionDep
+    body: SubmissionCreate,
+    user: CurrentUser,
+    session: SessionDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            max_length=64,
+            description="Any unique string: a retry with the same key returns the first"
+            " submission instead of storing another.",
+        ),
+    ] = None,
 ) -> SubmissionCreated:
     """Store the submission and queue it; grading happens in a worker."""
+    if idempotency_key and (
+        earlier := crud.submission_by_key(session=session, user=user, key=idempotency_key)
+    ):
+        return SubmissionCreated(id=earlier.id)
     live = catalog.live_version(session, body.problem)
     if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
@@ -37,9 +59,16 @@ def create_submission(
             version_id=live.id,
             max_queued=settings.max_queued_per_user,
             max_submits_per_hour=settings.max_submits_per_hour,
+            client_key=idempotency_key,
         )
     except crud.CrudError as error:
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(error)) from None
+    except IntegrityError:  # the same key, sent twice at once: the other one won
+        session.rollback()
+        earlier = crud.submission_by_key(session=session, user=user, key=idempotency_key or "")
+        if earlier is None:
+            raise
+        return SubmissionCreated(id=earlier.id)
     return SubmissionCreated(id=submission.id)
 
 
@@ -56,6 +85,10 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
         "status": submission.status,
         "problem": submission.problem,
         "mode": submission.mode,
+        # UTC: queue wait is started - submitted, grading is finished - started.
+        "submitted_at": _iso(submission.created_at),
+        "started_at": _iso(submission.started_at),
+        "finished_at": _iso(submission.finished_at),
     }
     if submission.status == "queued":
         body["position"] = queue.queue_position(session, submission)

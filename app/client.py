@@ -1,0 +1,71 @@
+"""The HTTP client behind `jaxjudge submit` (and other commands that talk to a server).
+
+Every failure is one line for the person at the terminal (``CommandError``),
+never a traceback: an error answer with or without a JSON body, a server that
+cannot be reached, a timeout. Busy answers (503, 429 with Retry-After) and
+timeouts are retried a few times; a POST carries an Idempotency-Key, so a
+retry after a timeout returns the submission the first attempt stored instead
+of storing a second.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+RETRIES = 3
+
+
+class CommandError(Exception):
+    """A one-line error for the person at the terminal."""
+
+
+def _detail(error: urllib.error.HTTPError) -> str:
+    with error:
+        raw = error.read()[:4096] if error.fp is not None else b""
+    try:
+        detail = json.loads(raw).get("detail", error.reason)
+    except (ValueError, AttributeError):
+        text = raw.decode("utf-8", "replace").strip()
+        detail = text.splitlines()[0][:200] if text else error.reason
+    return detail if isinstance(detail, str) else json.dumps(detail)[:300]
+
+
+class ApiClient:
+    def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
+        self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        url = f"{self.server}{path}"
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        if method == "POST":
+            headers["Idempotency-Key"] = uuid.uuid4().hex  # the same for every retry
+        for attempt in range(1, RETRIES + 1):
+            request = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                    return json.loads(raw) if raw else None
+            except urllib.error.HTTPError as error:
+                if error.code in (429, 503) and attempt < RETRIES:
+                    wait = min(10.0, float(error.headers.get("Retry-After") or 2))
+                    error.close()
+                    time.sleep(wait)
+                    continue
+                raise CommandError(f"the server answered {error.code}: {_detail(error)}") from None
+            except TimeoutError:
+                if attempt < RETRIES:
+                    continue
+                raise CommandError(
+                    f"{url}: no answer within {self.timeout:g} s ({RETRIES} tries)"
+                ) from None
+            except urllib.error.URLError as error:
+                raise CommandError(f"cannot reach {url}: {error.reason}") from None
+            except ValueError:
+                raise CommandError(f"{url}: the answer is not JSON") from None
+        raise CommandError(f"{url}: the server stayed busy ({RETRIES} tries)")
