@@ -57,8 +57,11 @@ editor:
 screenshots: venv
 	JAXJUDGE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -p no:xdist tests/e2e
 
+# Measured numbers into docs/performance.md (about 20 minutes on 2 cores).
 bench: venv
-	$(BIN)/python bench/grading_latency.py --write
+	$(BIN)/python -m bench.grading_latency --write
+	$(BIN)/python -m bench.api_load --write
+	$(BIN)/python -m bench.sustained --write
 
 test: lint typecheck pytest
 
