@@ -1,4 +1,5 @@
-"""The platform's commands: serve, worker, sync, publish, users, tokens, submit (registered into `jaxjudge`)."""
+"""The `jaxjudge` entry point: the grader's commands (grader/cli.py) and the platform's
+(serve, worker, sync, publish, users, tokens, submit)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from app.client import CommandError
@@ -22,11 +24,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from app.core.config import settings
+    from app.core.config import grader_settings, settings
     from app.main import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
-    workers = settings.pool_size if args.workers is None else args.workers
+    workers = grader_settings.pool_size if args.workers is None else args.workers
     trusted = args.forwarded_allow_ips or settings.forwarded_allow_ips
     for warning in serving_warnings(args.host, trusted):
         print(f"jaxjudge: WARNING: {warning}", file=sys.stderr, flush=True)
@@ -69,7 +71,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import logging
 
     from app.core.db import migrate
-    from app.worker import EmbeddedWorkers
+    from app.grading.worker import EmbeddedWorkers
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
     migrate()
@@ -85,8 +87,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from app import catalog
     from app.core.db import migrate, session_scope
+    from app.data import catalog
 
     migrate()
     with session_scope() as session:
@@ -97,8 +99,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from app import catalog
     from app.core.db import migrate, session_scope
+    from app.data import catalog
 
     migrate()
     with session_scope() as session:
@@ -114,9 +116,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_users_create(args: argparse.Namespace) -> int:
-    from app import accounts
     from app.core.db import migrate, session_scope
-    from app.crud import CrudError
+    from app.data import accounts
+    from app.errors import DomainError
 
     if not args.password_stdin:
         raise CommandError("pass the password on standard input with --password-stdin")
@@ -128,13 +130,13 @@ def cmd_users_create(args: argparse.Namespace) -> int:
                 session=session, name=args.name, password=password, role=args.role
             )
             print(f"created {user.role} {user.name!r}")
-    except CrudError as error:
+    except DomainError as error:
         raise CommandError(str(error)) from None
     return EXIT_OK
 
 
 def _user(session: Any, name: str) -> Any:
-    from app import accounts
+    from app.data import accounts
 
     user = accounts.user_by_name(session=session, name=name)
     if user is None:
@@ -143,8 +145,8 @@ def _user(session: Any, name: str) -> Any:
 
 
 def cmd_users_disable(args: argparse.Namespace) -> int:
-    from app import accounts
     from app.core.db import migrate, session_scope
+    from app.data import accounts
 
     migrate()
     with session_scope() as session:
@@ -156,9 +158,9 @@ def cmd_users_disable(args: argparse.Namespace) -> int:
 
 
 def cmd_tokens_create(args: argparse.Namespace) -> int:
-    from app import api_tokens
     from app.core.db import migrate, session_scope
-    from app.crud import CrudError
+    from app.data import api_tokens
+    from app.errors import DomainError
 
     migrate()
     try:
@@ -170,14 +172,14 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
                 expires_in_days=args.expires_days,
             )
             print(token)
-    except CrudError as error:
+    except DomainError as error:
         raise CommandError(str(error)) from None
     return EXIT_OK
 
 
 def cmd_tokens_list(args: argparse.Namespace) -> int:
-    from app import api_tokens
     from app.core.db import migrate, session_scope
+    from app.data import api_tokens
 
     migrate()
     with session_scope() as session:
@@ -191,8 +193,8 @@ def cmd_tokens_list(args: argparse.Namespace) -> int:
 
 
 def cmd_tokens_revoke(args: argparse.Namespace) -> int:
-    from app import api_tokens
     from app.core.db import migrate, session_scope
+    from app.data import api_tokens
 
     migrate()
     with session_scope() as session:
@@ -322,3 +324,20 @@ def register(commands: Any) -> None:
         "--http-timeout", type=float, default=30.0, help="seconds to wait for each answer"
     )
     submit.set_defaults(handler=cmd_submit)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `jaxjudge` command: the grader's commands and the platform's."""
+    from grader import cli as grader_cli
+
+    parser = argparse.ArgumentParser(
+        prog="jaxjudge", description="Graded JAX/Flax/Optax exercises."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    grader_cli.register(commands)
+    register(commands)
+    return grader_cli.run(parser, argv, CommandError)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

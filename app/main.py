@@ -17,18 +17,20 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import authoring, catalog, heartbeats, usage, web_sessions
 from app.api.routes import problems, submissions, tokens
 from app.core.admission import Admission
-from app.core.config import PROJECT_ROOT, settings
+from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import migrate, session_scope
 from app.core.http_guards import BodyLimit, SecurityHeaders
 from app.core.sessions import secret_key
+from app.data import catalog, usage, web_sessions
+from app.grading import checks as authoring
+from app.grading import heartbeats
+from app.grading.worker import EmbeddedWorkers
 from app.web import account as account_pages
 from app.web import authoring as authoring_pages
 from app.web import course_insights, pages
 from app.web import courses as course_pages
-from app.worker import EmbeddedWorkers
 
 log = logging.getLogger("jaxjudge.requests")
 
@@ -73,7 +75,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         recorder.stop()
 
     # FastAPI's own /docs page loads Swagger UI from a CDN; ours serves the
-    # vendored copy in app/static/vendor/swagger-ui (classrooms are often offline).
+    # vendored copy in app/web/static/vendor/swagger-ui (classrooms are often offline).
     app = FastAPI(
         title="jaxjudge",
         summary="Graded JAX, Flax and Optax exercises.",
@@ -89,7 +91,9 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
     app.include_router(authoring_pages.router)
-    app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "app" / "static"), name="static")
+    app.mount(
+        "/static", StaticFiles(directory=PROJECT_ROOT / "app" / "web" / "static"), name="static"
+    )
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret_key(),
@@ -169,7 +173,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.add_middleware(
         BodyLimit,
         default=settings.max_request_bytes,
-        limits={("POST", "/api/submissions"): 2 * settings.max_source_bytes + 64 * 1024},
+        limits={("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024},
     )
     app.add_middleware(
         Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds

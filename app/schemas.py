@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from app.vocabulary import SubmissionStatus
+from grader.report import CaseReport
+from grader.verdicts import Mode, Verdict
 
 
 def _valid_unicode(text: str) -> str:
@@ -52,9 +56,28 @@ class ProblemsPublic(BaseModel):
     count: int
 
 
-SubmissionPublic = dict[
-    str, Any
-]  # id, status, position while queued; the grade report's fields when done
+class SubmissionPublic(BaseModel):
+    """A submission's state; once done, the report's fields as its owner may see them
+    (hidden cases reduced to their verdict: grader/feedback.py)."""
+
+    id: int
+    status: SubmissionStatus
+    problem: str
+    mode: Mode
+    position: int | None = Field(None, description="While queued: 1 is graded next.")
+    submitted_at: datetime
+    started_at: datetime | None = Field(None, description="Queue wait: started - submitted.")
+    finished_at: datetime | None = Field(None, description="Grading: finished - started.")
+    verdict: Verdict | None = None
+    verdict_label: str | None = Field(None, description='The verdict for people ("Wrong answer").')
+    score: float | None = None
+    cases: list[CaseReport] | None = None
+    diagnosis: str | None = None
+    message: str | None = None
+    stdout: str | None = None
+    hidden_output_withheld: bool | None = None
+    versions: dict[str, str] | None = None
+    seconds: float | None = None
 
 
 class TokenCreate(BaseModel):

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from app import accounts, catalog, courses
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.core.security import hash_password
+from app.data import accounts, catalog, courses
 from app.main import create_app
 from app.models import CourseMember, Submission, User
 

@@ -1,4 +1,5 @@
-"""The `jaxjudge` command: grade, check, prepare, new; serve, worker, users, tokens, submit.
+"""The grader's commands: grade, check, prepare, new (app/cli.py is the `jaxjudge`
+entry point and adds the platform's: serve, worker, users, tokens, submit, ...).
 
 Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
 other than accepted / a problem failed its check), 2 misuse (unknown problem,
@@ -15,10 +16,11 @@ import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from app.client import CommandError
 from grader.config import settings
 from grader.errors import ProblemError, UsageError
+from grader.verdicts import Mode
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -67,7 +69,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from grader.devices import NoDeviceError, device_for
     from grader.expected import ReferenceRunError
     from grader.feedback import learner_view
-    from grader.grade import Mode, grade
+    from grader.grade import grade
     from grader.problem import load_problem
     from grader.report import render_text
 
@@ -78,7 +80,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         device = device_for(problem.config.device)
     except NoDeviceError as error:
         raise UsageError(f"{args.slug}: {error}") from None
-    mode: Mode = "run" if args.samples_only else "submit"
+    mode = Mode.RUN if args.samples_only else Mode.SUBMIT
     try:
         report = grade(problem, source, mode=mode, device=device, variant=args.variant)
     except ReferenceRunError as error:
@@ -139,12 +141,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="jaxjudge", description="Graded JAX/Flax/Optax exercises."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def register(commands: Any) -> None:
+    """The grader's commands, into an argparse subparsers object (app/cli.py adds the
+    platform's beside them for the `jaxjudge` entry point)."""
     grade = commands.add_parser("grade", help="grade a solution file against a problem")
     grade.add_argument("slug", help="problem slug, e.g. nnx-grad-accumulation")
     grade.add_argument("file", help="Python file defining the entry point")
@@ -182,22 +181,29 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("slug")
     new.set_defaults(handler=cmd_new)
 
-    from app.cli import register  # the platform's commands: serve, worker, users, tokens, submit
 
-    register(commands)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def run(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, *errors: type[Exception]
+) -> int:
+    """Parse, run the command, and turn a person's error into one line and exit 2."""
     logging.basicConfig(level=logging.WARNING, format="jaxjudge: %(message)s")
-    parser = build_parser()
     args = parser.parse_args(argv)
+    caught: tuple[type[Exception], ...] = (UsageError, ProblemError, *errors)
     try:
         code: int = args.handler(args)
-    except (UsageError, ProblemError, CommandError) as error:
+    except caught as error:
         print(f"jaxjudge: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The grader alone (`python -m grader.cli`): grade, check, prepare, new."""
+    parser = argparse.ArgumentParser(
+        prog="jaxjudge", description="Graded JAX/Flax/Optax exercises."
+    )
+    register(parser.add_subparsers(dest="command", required=True))
+    return run(parser, argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,10 @@
-"""The one typed settings object, read from ``JAXJUDGE_*`` environment variables."""
+"""The grader's settings, read from ``JAXJUDGE_*`` environment variables.
+
+Everything that grading needs and nothing of the web app: where problems,
+references and writable state live, the runtime, the sandbox and its limits,
+the warm pool. The web app has its own (app/core/config.py) and reads this one;
+the grader never reads the web's.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-class Settings(BaseSettings):
+class GraderSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JAXJUDGE_", extra="ignore")
 
     problems_dir: Path = Field(PROJECT_ROOT / "problems", description="Folder of problem folders.")
@@ -25,13 +31,6 @@ class Settings(BaseSettings):
         description="Interpreter that runs child processes (the pinned runtime).",
     )
     max_source_bytes: int = Field(256 * 1024, description="Largest submission accepted, in bytes.")
-    max_request_bytes: int = Field(
-        64 * 1024,
-        description=(
-            "Largest request body the web app reads, except a submission's"
-            " (twice max_source_bytes plus 64 KiB); larger ones get 413 unread."
-        ),
-    )
     stdout_limit_bytes: int = Field(
         1024 * 1024, description="Output a submission may print before output_limit_exceeded."
     )
@@ -71,66 +70,6 @@ class Settings(BaseSettings):
         description="Size of a sandbox's private /dev/shm (counted in its memory).",
     )
 
-    database_url: str | None = Field(
-        None,
-        description="SQLAlchemy URL; default SQLite at var/jaxjudge.db. A postgresql+psycopg:// URL works unchanged.",
-    )
-    secret_key: str | None = Field(
-        None,
-        description="Signs session cookies; default: generated once and kept in var/secret_key (mode 0600).",
-    )
-    secure_cookies: bool = Field(
-        False, description="Send the session cookie over HTTPS only (set behind TLS)."
-    )
-    forwarded_allow_ips: str | None = Field(
-        None,
-        description=(
-            "Comma-separated addresses of reverse proxies whose X-Forwarded-For header is"
-            " trusted for the client address; unset: the direct peer is the client."
-        ),
-    )
-    lease_seconds: int = Field(
-        15,
-        ge=3,
-        description=(
-            "How long a worker's claim on a submission lasts unrenewed; renewed every third of it"
-            " while grading, so a dead worker's submissions are free again within this time."
-        ),
-    )
-    request_threads: int = Field(
-        32, ge=1, description="Threads that serve requests (the database pool is sized with them)."
-    )
-    database_wait_seconds: float = Field(
-        5.0,
-        gt=0,
-        description=(
-            "How long a request waits for a database connection or lock before it is answered"
-            " 503 with Retry-After."
-        ),
-    )
-    max_queued_per_user: int = Field(
-        5, ge=1, description="Submissions one user may have waiting at once."
-    )
-    max_submits_per_hour: int = Field(
-        60,
-        ge=1,
-        description=(
-            "Graded submits (not runs of the samples) one user may make per problem in an hour:"
-            " bounds how far a search on hidden pass/fail can go."
-        ),
-    )
-    publish_new_problems: bool = Field(
-        True,
-        description=(
-            "Sync publishes a problem's first version at once (learners have seen nothing of it). "
-            "Set false to make new problems wait, like changed ones, for a publish after preview."
-        ),
-    )
-
-    @property
-    def database(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'jaxjudge.db'}"
-
     @property
     def trusted_cache_dir(self) -> Path:
         """JAX's persistent compilation cache for trusted runs (references,
@@ -149,14 +88,9 @@ class Settings(BaseSettings):
         return self.data_dir / "cache" / "expected"
 
     @property
-    def versions_dir(self) -> Path:
-        """Materialised problem versions, one folder per content hash."""
-        return self.data_dir / "versions"
-
-    @property
     def max_result_frame_bytes(self) -> int:
         # Outputs are at most float64/int64 (8 bytes an element).
         return 8 * self.max_output_elements * 4
 
 
-settings = Settings()
+settings = GraderSettings()

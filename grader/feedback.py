@@ -21,7 +21,6 @@ the full report on their own pages.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 
 from grader.compare import Failure
 from grader.report import CaseReport, GradeReport
@@ -100,13 +99,14 @@ def hidden_case_view(case: CaseReport) -> CaseReport:
 def learner_view(report: GradeReport) -> GradeReport:
     """A copy of ``report`` with hidden cases reduced to what a learner may see."""
     had_hidden = any(case.hidden for case in report.cases)
-    return dataclasses.replace(
-        report,
-        cases=[
-            hidden_case_view(case) if case.hidden else dataclasses.replace(case)
-            for case in report.cases
-        ],
-        variant=None,
-        hidden_output="",
-        hidden_output_withheld=had_hidden,
+    return report.model_copy(
+        update={
+            "cases": [
+                hidden_case_view(case) if case.hidden else case.model_copy()
+                for case in report.cases
+            ],
+            "variant": None,
+            "hidden_output": "",
+            "hidden_output_withheld": had_hidden,
+        }
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import signal
 import time
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -25,10 +25,8 @@ from grader.launch import PlainLauncher
 from grader.problem import Problem
 from grader.report import CaseReport, GradeReport, describe_value, shown_values
 from grader.supervise import ProcessRunner, Runner
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 from grader.versions import runtime_versions
-
-Mode = Literal["run", "submit"]
 
 
 def draw_variant(problem: Problem) -> int:
@@ -232,7 +230,7 @@ def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device:
         n_outputs=len(problem.config.outputs),
         solutions=(Solution("submission", source),),
         cases=bank.samples,
-        hidden_cases=bank.for_variant(variant) if mode == "submit" else (),
+        hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),
         wall_seconds=limits.wall_seconds,
         memory_mb=limits.memory_mb,
         device=device,
@@ -243,7 +241,7 @@ def grade(
     problem: Problem,
     source: str,
     *,
-    mode: Mode = "submit",
+    mode: Mode = Mode.SUBMIT,
     device: str = "cpu",
     runner: Runner | None = None,
     trusted: expected.TrustedOutputs | None = None,

@@ -8,57 +8,86 @@ strict JSON: a non-finite number becomes null.
 
 from __future__ import annotations
 
+import logging
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from grader.compare import format_shape
-from grader.verdicts import Verdict, headline
+from grader.verdicts import Mode, Verdict, headline
 
+log = logging.getLogger("jaxjudge.report")
 SHOW_VALUES_UP_TO = 64  # elements; larger sample arrays are summarised
 
 
-@dataclass
-class CaseReport:
-    name: str
-    hidden: bool
+def _finite(value: float | None) -> float | None:
+    """Strict JSON has no NaN or infinity: a number that is not finite is stored as null."""
+    return value if value is None or math.isfinite(value) else None
+
+
+Measure = Annotated[float | None, AfterValidator(_finite)]
+
+
+class CaseReport(BaseModel):
+    """One case of a grading, with every detail (grader/feedback.py says what a learner
+    sees of a hidden one)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(description="The case's name in cases.py.")
+    hidden: bool = Field(description="Hidden cases reveal only their verdict to learners.")
     verdict: Verdict
-    seconds: float | None = None
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
+    seconds: Measure = Field(None, description="Time spent in the learner's function.")
+    max_abs_error: Measure = Field(None, description="Largest |actual - expected|.")
+    max_rel_error: Measure = Field(None, description="Largest |actual - expected| / |expected|.")
     expected_shape: str | None = None
     actual_shape: str | None = None
-    message: str = ""
-    # A wrong answer's kind of mismatch (grader.compare.Failure), a runtime
-    # error's exception class: what a hidden case may tell the learner.
-    failure: str | None = None
-    exception: str | None = None
-    # Sample cases only: what went in, what was expected, what came out.
-    inputs: dict[str, str] | None = None
-    expected: list[Any] | None = None
-    actual: list[Any] | None = None
+    message: str = Field("", description="Why it failed, for people.")
+    failure: str | None = Field(
+        None, description="A wrong answer's kind of mismatch (grader.compare.Failure)."
+    )
+    exception: str | None = Field(None, description="A runtime error's exception class.")
+    inputs: dict[str, str] | None = Field(None, description="Samples only: what went in.")
+    expected: list[Any] | None = Field(None, description="Samples only: what was expected.")
+    actual: list[Any] | None = Field(None, description="Samples only: what came out.")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verdict_label(self) -> str:
+        """The verdict as people read it ("Wrong answer")."""
+        return headline(self.verdict)
 
 
-@dataclass
-class GradeReport:
+class GradeReport(BaseModel):
+    """A whole grading: the verdict, each case, the diagnosis, the output, the runtime."""
+
+    model_config = ConfigDict(extra="ignore")
+
     problem: str
-    mode: str
+    mode: Mode
     verdict: Verdict
-    score: float
-    cases: list[CaseReport] = field(default_factory=list)
-    diagnosis: str | None = None
+    score: float = Field(description="Fraction of cases accepted, 0 to 1.")
+    cases: list[CaseReport] = Field(default_factory=list)
+    diagnosis: str | None = Field(None, description="The known mistake the output matches.")
     message: str = ""
-    stdout: str = ""  # printed before any hidden input reached the child
-    versions: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
+    stdout: str = Field("", description="Printed before any hidden input reached the child.")
+    versions: dict[str, str] = Field(default_factory=dict, description="Runtime and backend.")
+    seconds: float = Field(0.0, description="The whole grading's wall time.")
     # Staff only (grader.feedback removes them): which draw of the hidden
     # inputs was graded, and what was printed while hidden cases ran.
     variant: int | None = None
     hidden_output: str = ""
-    # Set in a learner's view: output was printed during hidden cases and is not shown.
-    hidden_output_withheld: bool = False
+    hidden_output_withheld: bool = Field(
+        False, description="A learner's view: output during hidden cases is not shown."
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verdict_label(self) -> str:
+        """The verdict as people read it ("Time limit exceeded")."""
+        return headline(self.verdict)
 
     @property
     def accepted(self) -> bool:
@@ -66,32 +95,29 @@ class GradeReport:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GradeReport:
-        cases = [
-            CaseReport(**{**case, "verdict": Verdict(case["verdict"])})
-            for case in data.get("cases", [])
-        ]
-        fields = {
-            name: data[name]
-            for name in cls.__dataclass_fields__
-            if name in data and name not in ("cases", "verdict")
-        }
-        return cls(**{**fields, "verdict": Verdict(data["verdict"]), "cases": cases})
+        return cls.model_validate(data)
+
+    @classmethod
+    def from_stored(cls, text: str | None) -> GradeReport | None:
+        """A report as stored in the database (``result_json``); None when there is none,
+        or when it cannot be read (a page shows the verdict column then, not a 500)."""
+        if not text:
+            return None
+        try:
+            return cls.model_validate_json(text)
+        except ValidationError:
+            log.warning("a stored report does not match the report's schema; ignored")
+            return None
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["verdict"] = self.verdict.value
-        for case in data["cases"]:
-            case["verdict"] = case["verdict"].value
-            case["hidden"] = bool(case["hidden"])
+        """Strict-JSON-ready data: every number finite or null."""
+        data = self.model_dump(mode="json")
+        data["score"] = _finite(self.score) or 0.0
+        data["seconds"] = _finite(self.seconds) or 0.0
+        for case, model in zip(data["cases"], self.cases, strict=True):
             for key in ("seconds", "max_abs_error", "max_rel_error"):
-                case[key] = finite_or_none(case[key])
-        data["score"] = finite_or_none(data["score"]) or 0.0
-        data["seconds"] = finite_or_none(data["seconds"]) or 0.0
+                case[key] = _finite(getattr(model, key))
         return data
-
-
-def finite_or_none(value: float | None) -> float | None:
-    return value if value is None or math.isfinite(value) else None
 
 
 def describe_value(value: float | np.ndarray[Any, Any]) -> str:

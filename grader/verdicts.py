@@ -1,4 +1,5 @@
-"""The verdict vocabulary, in display order (the most severe first)."""
+"""The grading vocabulary: verdicts in display order (the most severe first), with
+the label people read and the tone pages colour them by; and what a grading runs."""
 
 from __future__ import annotations
 
@@ -36,3 +37,25 @@ HEADLINES: dict[Verdict, str] = {
 
 def headline(verdict: Verdict) -> str:
     return HEADLINES[verdict]
+
+
+# How pages colour a verdict (app/web builds its CSS classes from this).
+TONES: dict[Verdict, str] = {
+    Verdict.ACCEPTED: "good",
+    Verdict.WRONG_ANSWER: "bad",
+    Verdict.RUNTIME_ERROR: "bad",
+    Verdict.TIME_LIMIT_EXCEEDED: "bad",
+    Verdict.MEMORY_LIMIT_EXCEEDED: "bad",
+    Verdict.OUTPUT_LIMIT_EXCEEDED: "bad",
+    Verdict.SYNTAX_ERROR: "bad",
+    Verdict.MISSING_ENTRY_POINT: "bad",
+    Verdict.INTERNAL_ERROR: "warn",
+    Verdict.SKIPPED: "muted",
+}
+
+
+class Mode(StrEnum):
+    """What a grading runs: ``run`` the samples only (not an attempt), ``submit`` all."""
+
+    RUN = "run"
+    SUBMIT = "submit"

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
-from app import api_tokens, web_sessions
 from app.core.db import session_scope
 from app.core.sessions import check_csrf
+from app.data import api_tokens, web_sessions
 from app.models import User
 
 

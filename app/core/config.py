@@ -1,5 +1,123 @@
-"""The web app reads the one settings object the grader defines (grader/config.py)."""
+"""The web app's settings, read from ``JAXJUDGE_*`` environment variables.
 
-from grader.config import PROJECT_ROOT, Settings, settings
+The database, sessions and cookies, request limits, the queue's leases and
+caps, publishing. Grading settings (paths, runtime, sandbox, pool) are the
+grader's own (grader/config.py, ``grader_settings`` here); the web reads them,
+never the other way round.
 
-__all__ = ["PROJECT_ROOT", "Settings", "settings"]
+``JAXJUDGE_ENVIRONMENT=production`` refuses to start with a generated signing
+key or with cookies that travel without TLS (``check_for_production``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from grader.config import PROJECT_ROOT
+from grader.config import settings as grader_settings
+
+__all__ = ["PROJECT_ROOT", "WebSettings", "grader_settings", "settings"]
+
+
+class InsecureSettingsError(RuntimeError):
+    """Production settings that would expose sessions."""
+
+
+class WebSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="JAXJUDGE_", extra="ignore")
+
+    environment: Literal["development", "production"] = Field(
+        "development",
+        description="production: refuse a generated secret key and cookies without Secure.",
+    )
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL; default SQLite at var/jaxjudge.db. A postgresql+psycopg:// URL works unchanged.",
+    )
+    secret_key: str | None = Field(
+        None,
+        description="Signs session cookies; default: generated once and kept in var/secret_key (mode 0600).",
+    )
+    secure_cookies: bool = Field(
+        False, description="Send the session cookie over HTTPS only (set behind TLS)."
+    )
+    forwarded_allow_ips: str | None = Field(
+        None,
+        description=(
+            "Comma-separated addresses of reverse proxies whose X-Forwarded-For header is"
+            " trusted for the client address; unset: the direct peer is the client."
+        ),
+    )
+    lease_seconds: int = Field(
+        15,
+        ge=3,
+        description=(
+            "How long a worker's claim on a submission lasts unrenewed; renewed every third of it"
+            " while grading, so a dead worker's submissions are free again within this time."
+        ),
+    )
+    request_threads: int = Field(
+        32, ge=1, description="Threads that serve requests (the database pool is sized with them)."
+    )
+    database_wait_seconds: float = Field(
+        5.0,
+        gt=0,
+        description=(
+            "How long a request waits for a database connection or lock before it is answered"
+            " 503 with Retry-After."
+        ),
+    )
+    max_queued_per_user: int = Field(
+        5, ge=1, description="Submissions one user may have waiting at once."
+    )
+    max_submits_per_hour: int = Field(
+        60,
+        ge=1,
+        description=(
+            "Graded submits (not runs of the samples) one user may make per problem in an hour:"
+            " bounds how far a search on hidden pass/fail can go."
+        ),
+    )
+    publish_new_problems: bool = Field(
+        True,
+        description=(
+            "Sync publishes a problem's first version at once (learners have seen nothing of it). "
+            "Set false to make new problems wait, like changed ones, for a publish after preview."
+        ),
+    )
+
+    max_request_bytes: int = Field(
+        64 * 1024,
+        description=(
+            "Largest request body the web app reads, except a submission's"
+            " (twice max_source_bytes plus 64 KiB); larger ones get 413 unread."
+        ),
+    )
+
+    @property
+    def database(self) -> str:
+        return self.database_url or f"sqlite:///{grader_settings.data_dir / 'jaxjudge.db'}"
+
+    @property
+    def versions_dir(self) -> Path:
+        """Materialised problem versions, one folder per content hash."""
+        return grader_settings.data_dir / "versions"
+
+    def check_for_production(self) -> None:
+        """In production, refuse what would expose sessions (called at app creation)."""
+        if self.environment != "production":
+            return
+        problems = []
+        if not self.secret_key:
+            problems.append("set JAXJUDGE_SECRET_KEY (a generated key changes with var/)")
+        if not self.secure_cookies:
+            problems.append("set JAXJUDGE_SECURE_COOKIES=true (serve behind TLS)")
+        if problems:
+            raise InsecureSettingsError("refusing to start in production: " + "; ".join(problems))
+
+
+settings = WebSettings()

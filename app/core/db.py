@@ -12,7 +12,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.core.config import PROJECT_ROOT, settings
+from app.core.config import PROJECT_ROOT, grader_settings, settings
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
@@ -27,7 +27,7 @@ def pool_size() -> int:
     """One connection per request thread, plus the grading workers and background
     threads (workers, lease keepers, the usage recorder, trusted-run preparation):
     a request waits for a connection only when something holds one too long."""
-    return settings.request_threads + 2 * settings.pool_size + 8
+    return settings.request_threads + 2 * grader_settings.pool_size + 8
 
 
 def make_engine(url: str) -> Engine:

@@ -14,13 +14,13 @@ import secrets
 
 from fastapi import HTTPException, Request, status
 
-from app.core.config import settings
+from app.core.config import grader_settings, settings
 
 
 def secret_key() -> str:
     if settings.secret_key:
         return settings.secret_key
-    path = settings.data_dir / "secret_key"
+    path = grader_settings.data_dir / "secret_key"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -60,7 +60,7 @@ sign_ups = SlidingWindow(limit=5, seconds=3600)
 
 def reset_all() -> None:
     """Tests start from a clean slate."""
-    from app.accounts import unknown_names
+    from app.data.accounts import unknown_names
 
     failed_sign_ins.clear()
     sign_ups.clear()

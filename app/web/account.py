@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import accounts, api_tokens, web_sessions
 from app.api.deps import SessionDep
 from app.core.sessions import check_csrf
-from app.crud import CrudError
+from app.data import accounts, api_tokens, web_sessions
+from app.errors import DomainError
 from app.models import User
 from app.web.courses import required_user
 from app.web.pages import page
@@ -62,7 +62,7 @@ def change_password(
             new=new,
             keep_session=getattr(request.state, "web_session_id", None),
         )
-    except CrudError as error:
+    except DomainError as error:
         return _account_page(request, session, user, 400, error=str(error))
     notice = f"Password changed; {ended} other session(s) signed out."
     return _account_page(request, session, user, notice=notice)

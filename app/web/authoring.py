@@ -10,10 +10,11 @@ from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
-from app import authoring, catalog
 from app.api.deps import SessionDep
 from app.core.markdown import render_markdown
 from app.core.sessions import check_csrf
+from app.data import catalog
+from app.grading import checks as authoring
 from app.models import ProblemRecord, ProblemVersion, User
 from app.web.courses import required_user
 from app.web.pages import page, sample_views, signature_of, walkthrough_views

@@ -8,10 +8,12 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import analytics, catalog, charts, courses, crud, regrades
 from app.api.deps import SessionDep
 from app.core.sessions import check_csrf
+from app.data import catalog, courses, regrades
+from app.errors import DomainError
 from app.models import Course, Regrade, User
+from app.reports import analytics, charts
 from app.web.courses import instructor_course, required_user
 from app.web.pages import page
 
@@ -44,7 +46,7 @@ def learner_timeline(
         entries=[
             {
                 "entry": entry,
-                "result": entry.result,
+                "report": entry.report,
                 "past": regrades.past_verdicts(session, entry.submission.id, course),
             }
             for entry in entries
@@ -111,7 +113,7 @@ def start_regrade(
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No version {version} of {slug!r}.")
     try:
         regrade = regrades.start(session=session, course=course, version=target, by=user)
-    except crud.CrudError as error:
+    except DomainError as error:
         return _analytics_page(request, session, user, course, slug, error=str(error))
     return RedirectResponse(
         f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
@@ -186,7 +188,7 @@ def decide_regrade(
             regrades.discard(session, regrade=regrade)
         else:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "Apply, apply everywhere, or discard.")
-    except crud.CrudError as error:
+    except DomainError as error:
         raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return RedirectResponse(
         f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER

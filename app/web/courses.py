@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import catalog, courses, crud
 from app.api.deps import SessionDep
 from app.core.sessions import check_csrf
+from app.data import catalog, courses
+from app.errors import DomainError
 from app.models import Course, User
 from app.web.pages import page, signed_in_user
 
@@ -71,7 +72,7 @@ def create_course(
     user = required_user(request, session)
     try:
         course = courses.create_course(session=session, name=name, instructor=user)
-    except crud.CrudError as error:
+    except DomainError as error:
         raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None
     return _back(course.id)
 
@@ -87,7 +88,7 @@ def join_course(
     user = required_user(request, session)
     try:
         course = courses.join_course(session=session, code=code, user=user)
-    except crud.CrudError as error:
+    except DomainError as error:
         return page(
             request,
             "courses.html",

@@ -10,18 +10,20 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from app import accounts, catalog, crud, web_sessions
 from app.api.deps import SessionDep, session_user
 from app.core import throttle
 from app.core.config import PROJECT_ROOT
 from app.core.markdown import highlight_css, render_markdown
 from app.core.sessions import check_csrf, csrf_token
 from app.core.throttle import client_address
+from app.data import accounts, catalog, web_sessions
+from app.data import submissions as crud
+from app.errors import DomainError
 from app.models import Submission, User
 from grader.problem import Problem
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
+templates = Jinja2Templates(directory=PROJECT_ROOT / "app" / "web" / "templates")
 
 
 def page(
@@ -146,7 +148,7 @@ def signup(
         return page(request, "signup.html", None, 429, error=message, name=name)
     try:
         user = accounts.create_user(session=session, name=name, password=password)
-    except crud.CrudError as error:
+    except DomainError as error:
         return page(
             request, "signup.html", None, status.HTTP_400_BAD_REQUEST, error=str(error), name=name
         )

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app import catalog
 from app.core import throttle
-from app.core.config import PROJECT_ROOT, settings
+from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import migrate, session_scope
+from app.data import catalog
 
 BANK_SLUG = "scan-microbatched-grads"
 
@@ -40,9 +40,9 @@ def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch)
     shutil.copytree(PROJECT_ROOT / "problems" / BANK_SLUG, problems / BANK_SLUG)
     references.mkdir()
     shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{BANK_SLUG}.py", references)
-    monkeypatch.setattr(settings, "problems_dir", problems)
-    monkeypatch.setattr(settings, "reference_dir", references)
-    monkeypatch.setattr(settings, "data_dir", tmp_path / "var")
+    monkeypatch.setattr(grader_settings, "problems_dir", problems)
+    monkeypatch.setattr(grader_settings, "reference_dir", references)
+    monkeypatch.setattr(grader_settings, "data_dir", tmp_path / "var")
     with session_scope() as session:
         catalog.sync(session)
     return tmp_path

@@ -32,7 +32,7 @@ def server_env(tmp_path: Path) -> dict[str, str]:
 
 def jaxjudge(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args],
+        [sys.executable, "-m", "app.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -54,7 +54,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "grader.cli",
+                "app.cli",
                 "serve",
                 "--port",
                 str(self.port),

@@ -7,11 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from app import accounts
-from app.accounts import sign_in_delay
 from app.core import security
 from app.core.db import session_scope
-from app.crud import CrudError
+from app.data import accounts
+from app.data.accounts import sign_in_delay
+from app.errors import DomainError
 from app.models import utcnow
 
 GOOD = "long test password"
@@ -34,7 +34,7 @@ def test_names_that_could_pass_for_another_are_refused(
 ) -> None:
     with session_scope() as session:
         accounts.create_user(session=session, name="alice", password=GOOD)
-        with pytest.raises(CrudError, match=message):
+        with pytest.raises(DomainError, match=message):
             accounts.create_user(session=session, name=name, password=GOOD)
 
 
@@ -57,7 +57,7 @@ def test_sign_in_finds_the_account_whatever_the_case(database: str) -> None:
     ],
 )
 def test_the_password_policy(database: str, password: str, message: str) -> None:
-    with session_scope() as session, pytest.raises(CrudError, match=message):
+    with session_scope() as session, pytest.raises(DomainError, match=message):
         accounts.create_user(session=session, name="grace_hopper", password=password)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app import accounts, catalog
 from app.core.db import session_scope
+from app.data import accounts, catalog
 from app.main import create_app
 from app.models import ProblemVersion
 from tests.app.conftest import BANK_SLUG, sign_in

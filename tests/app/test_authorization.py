@@ -23,9 +23,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app import accounts, api_tokens, authoring, catalog, courses, web_sessions
 from app.core.db import session_scope
 from app.core.sessions import secret_key
+from app.data import accounts, api_tokens, catalog, courses, web_sessions
+from app.grading import checks as authoring
 from app.main import create_app
 from app.models import Regrade, Submission, User
 from tests.app.conftest import BANK_SLUG

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app import catalog
 from app.core.config import settings
 from app.core.db import session_scope
+from app.data import catalog
 from grader import snapshot
 from tests.app.conftest import BANK_SLUG as SLUG
 
@@ -90,7 +90,7 @@ def test_snapshots_refuse_paths_that_leave_their_folder(tmp_path: Path) -> None:
 def test_the_sync_and_publish_commands(
     bank: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from grader.cli import main
+    from app.cli import main
 
     assert main(["sync"]) == 0
     assert "1 unchanged" in capsys.readouterr().out

@@ -13,10 +13,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app import accounts, analytics, courses
 from app.core.db import session_scope
+from app.data import accounts, courses
 from app.main import create_app
 from app.models import Course, CourseMember, Submission, User
+from app.reports import analytics
+from grader.report import CaseReport, GradeReport
+from grader.verdicts import Mode, Verdict
 from tests.app.conftest import sign_in
 
 DUE = datetime(2026, 11, 1, 12, 0)
@@ -28,12 +31,16 @@ DIAGNOSIS = "You averaged the micro-batch gradients instead of summing them."
 
 def submit(session: object, user: User, problem: str, verdict: str, at: datetime) -> None:
     """A graded submit; a wrong one failed hidden case 'h2' with a diagnosis."""
-    result = {"verdict": verdict, "cases": [{"name": "s1", "hidden": False, "verdict": "accepted"},
-              {"name": "h2", "hidden": True, "verdict": verdict}],
-              "diagnosis": None if verdict == "accepted" else DIAGNOSIS}  # fmt: skip
+    score = 1.0 if verdict == "accepted" else 0.0
+    report = GradeReport(
+        problem=problem, mode=Mode.SUBMIT, verdict=Verdict(verdict), score=score,
+        cases=[CaseReport(name="s1", hidden=False, verdict=Verdict.ACCEPTED),
+               CaseReport(name="h2", hidden=True, verdict=Verdict(verdict))],
+        diagnosis=None if verdict == "accepted" else DIAGNOSIS,
+    )  # fmt: skip
     row = Submission(user_id=user.id, problem=problem, code=f"# {user.name} at {at}\n", mode="submit",
-                     status="done", verdict=verdict, score=1.0 if verdict == "accepted" else 0.0,
-                     created_at=at, result_json=json.dumps(result))  # fmt: skip
+                     status="done", verdict=verdict, score=score, created_at=at,
+                     result_json=json.dumps(report.to_json()))  # fmt: skip
     session.add(row)  # type: ignore[attr-defined]
 
 

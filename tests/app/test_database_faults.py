@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app import accounts, api_tokens, crud
 from app.core.config import settings
 from app.core.db import migrate, session_scope
+from app.data import accounts, api_tokens
+from app.data import submissions as crud
+from app.grading.worker import EmbeddedWorkers
 from app.main import create_app
 from app.models import Submission
-from app.worker import EmbeddedWorkers
-from grader.grade import Mode
 from grader.problem import Problem
 from grader.report import GradeReport
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def quick(database: str, monkeypatch: pytest.MonkeyPatch) -> str:
     url = database.replace("test.db", "quick.db")
     monkeypatch.setattr(settings, "database_url", url)
     migrate()
-    from app import catalog
+    from app.data import catalog
 
     with session_scope() as session:
         catalog.sync(session)

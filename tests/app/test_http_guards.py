@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from app import accounts, api_tokens
-from app.core.config import settings
+from app.core.config import grader_settings, settings
 from app.core.db import session_scope
+from app.data import accounts, api_tokens
 from app.main import create_app
 
 
@@ -48,7 +48,7 @@ def test_pages_hold_no_inline_script(client: TestClient) -> None:
 
 
 def test_a_declared_oversized_body_is_refused_before_authentication(client: TestClient) -> None:
-    limit = 2 * settings.max_source_bytes + 64 * 1024
+    limit = 2 * grader_settings.max_source_bytes + 64 * 1024
     answer = client.post(
         "/api/submissions",
         content=b"x" * (limit + 1),
@@ -81,7 +81,7 @@ def test_a_chunked_body_is_cut_off_at_the_limit(client: TestClient) -> None:
 def test_a_submission_just_under_the_source_limit_is_accepted(
     client: TestClient, bearer: dict[str, str]
 ) -> None:
-    code = "#" * (settings.max_source_bytes - 1)
+    code = "#" * (grader_settings.max_source_bytes - 1)
     answer = client.post(
         "/api/submissions",
         json={"problem": "scan-microbatched-grads", "code": code},

@@ -9,10 +9,10 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import select, text
 
-from app import accounts, catalog
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, migrate, session_scope
-from app.crud import CrudError
+from app.data import accounts, catalog
+from app.errors import DomainError
 from app.models import Submission, User
 
 
@@ -111,5 +111,5 @@ def test_look_alike_names_from_before_the_name_rules_keep_signing_in(
         ]
         # ALICE is the canonical "alice": the first account; nobody can sign up as any of them.
         assert accounts.user_by_name(session=session, name="ALICE").id == 1  # type: ignore[union-attr]
-        with pytest.raises(CrudError, match="is taken"):
+        with pytest.raises(DomainError, match="is taken"):
             accounts.create_user(session=session, name="ALICE", password="long test password")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from app import accounts
+from app.data import accounts
 from app.main import create_app
 
 
@@ -185,8 +185,8 @@ def page_csrf(client: TestClient, path: str) -> str:
 
 
 def record_submission(name: str, code: str, verdict: str) -> None:
-    from app import crud
     from app.core.db import session_scope
+    from app.data import submissions as crud
 
     with session_scope() as session:
         user = accounts.user_by_name(session=session, name=name)

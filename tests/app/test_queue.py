@@ -6,8 +6,11 @@ import threading
 
 import pytest
 
-from app import accounts, crud, queue
 from app.core.db import session_scope
+from app.data import accounts
+from app.data import submissions as crud
+from app.errors import DomainError
+from app.grading import queue
 from app.models import Submission
 
 
@@ -126,7 +129,7 @@ def test_queue_position_and_per_user_cap(database: str) -> None:
         assert [queue.queue_position(session, row) for row in rows if row] == [1, 2, 3]
         user = accounts.user_by_name(session=session, name="u0")
         assert user is not None
-        with pytest.raises(crud.CrudError, match="already have 3 submissions waiting"):
+        with pytest.raises(DomainError, match="already have 3 submissions waiting"):
             crud.create_submission(
                 session=session, user=user, problem="p", code="c", mode="run", max_queued=3
             )

@@ -11,16 +11,17 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app import accounts, catalog, courses, crud, regrades
 from app.core.db import session_scope
-from app.course_submissions import VERDICT, VERSION_ID, within
+from app.data import accounts, catalog, courses, regrades
+from app.data import submissions as crud
+from app.grading.worker import EmbeddedWorkers
 from app.main import create_app
 from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
-from app.worker import EmbeddedWorkers
-from grader.grade import Mode, grade
+from app.reports.course_submissions import VERDICT, VERSION_ID, within
+from grader.grade import grade
 from grader.problem import Problem
 from grader.report import GradeReport
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 from tests.app.conftest import BANK_SLUG, sign_in
 
 FIXED = "Clarified: the gradients are summed, then divided once."

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from app import accounts, api_tokens
 from app.core.db import session_scope
+from app.data import accounts, api_tokens
 from app.main import create_app
 from app.models import ApiToken, utcnow
 from tests.app.conftest import sign_in

@@ -12,7 +12,7 @@ from grader.grade import grade
 from grader.limits import sandbox_limits
 from grader.problem import Problem, load_problem
 from grader.scaffold import scaffold
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def test_sample_cases_show_inputs_and_expected_hidden_do_not(tiny: Problem) -> N
 
 
 def test_run_mode_grades_samples_only(tiny: Problem) -> None:
-    report = grade(tiny, CORRECT, mode="run")
+    report = grade(tiny, CORRECT, mode=Mode.RUN)
     assert [case.name for case in report.cases] == ["sample"]
 
 
@@ -249,5 +249,5 @@ def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
 
 
 def test_a_byte_order_mark_runs_as_python_runs_it(tiny: Problem) -> None:
-    report = grade(tiny, "\ufeff" + CORRECT, mode="run")  # as saved by some editors
+    report = grade(tiny, "\ufeff" + CORRECT, mode=Mode.RUN)  # as saved by some editors
     assert report.verdict is Verdict.ACCEPTED, report.message

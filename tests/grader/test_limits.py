@@ -16,7 +16,7 @@ from grader.pool import WarmPool
 from grader.problem import Problem, load_problem
 from grader.sandbox import SandboxLauncher
 from grader.scaffold import scaffold
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -106,7 +106,7 @@ def test_a_pooled_job_gets_its_problems_limit_not_the_pools(
 
 
 def test_dev_shm_is_a_small_private_tmpfs(tiny: Problem) -> None:
-    report = grade(tiny, SHM_FILLER, mode="run")
+    report = grade(tiny, SHM_FILLER, mode=Mode.RUN)
     assert report.verdict is Verdict.RUNTIME_ERROR
     assert "No space left on device" in report.cases[0].message
     assert not Path("/dev/shm/filler").exists()

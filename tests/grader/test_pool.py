@@ -19,7 +19,7 @@ from grader.problem import Problem, load_problem
 from grader.sandbox import SandboxLauncher
 from grader.scaffold import scaffold
 from grader.supervise import ProcessRunner
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 pytestmark = pytest.mark.slow
 
@@ -88,7 +88,7 @@ def kill_child_later(launcher: PidRecorder, number: int) -> threading.Thread:
 def test_a_sandbox_killed_from_outside_is_graded_again(tiny: Problem, tmp_path: Path) -> None:
     launcher = PidRecorder(tmp_path)
     killer = kill_child_later(launcher, 1)
-    report = grade(tiny, SLOW_CORRECT, mode="run", runner=ProcessRunner(launcher))
+    report = grade(tiny, SLOW_CORRECT, mode=Mode.RUN, runner=ProcessRunner(launcher))
     killer.join()
     assert report.verdict is Verdict.ACCEPTED
     assert launcher.count == 2  # the first child died from outside; the second graded it
@@ -97,7 +97,7 @@ def test_a_sandbox_killed_from_outside_is_graded_again(tiny: Problem, tmp_path: 
 def test_killed_twice_from_outside_is_the_graders_failure(tiny: Problem, tmp_path: Path) -> None:
     launcher = PidRecorder(tmp_path)
     first, second = kill_child_later(launcher, 1), kill_child_later(launcher, 2)
-    report = grade(tiny, SLOW_CORRECT, mode="run", runner=ProcessRunner(launcher))
+    report = grade(tiny, SLOW_CORRECT, mode=Mode.RUN, runner=ProcessRunner(launcher))
     first.join()
     second.join()
     assert report.verdict is Verdict.INTERNAL_ERROR
@@ -107,5 +107,5 @@ def test_killed_twice_from_outside_is_the_graders_failure(tiny: Problem, tmp_pat
 def test_a_learner_killing_itself_is_a_runtime_error_not_a_retry(tiny: Problem) -> None:
     """Only SIGKILL counts as "from outside": the learner's own crash is theirs."""
     source = "import os, signal\ndef solve(x, scale):\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
-    report = grade(tiny, source, mode="run")
+    report = grade(tiny, source, mode=Mode.RUN)
     assert report.verdict is Verdict.RUNTIME_ERROR

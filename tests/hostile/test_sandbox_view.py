@@ -36,7 +36,7 @@ from grader.problem import Problem, load_problem
 from grader.sandbox import SandboxLauncher
 from grader.scaffold import scaffold
 from grader.supervise import ProcessRunner
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
 
@@ -177,7 +177,7 @@ SESSION_START = time.time()
 
 
 def walk(problem: Problem, runner: object) -> list[str]:
-    report = grade(problem, walker(problem), mode="run", runner=runner)  # type: ignore[arg-type]
+    report = grade(problem, walker(problem), mode=Mode.RUN, runner=runner)  # type: ignore[arg-type]
     assert report.verdict is Verdict.ACCEPTED, report.message or report.cases[0].message
     lines = report.stdout.splitlines()
     walked = next(int(line.split()[1]) for line in lines if line.startswith("WALKED"))

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
-from app import catalog, crud
 from app.api.deps import CurrentUser, SessionDep
 from app.core.markdown import render_markdown
+from app.data import catalog
+from app.data import submissions as crud
 from app.schemas import ProblemPublic, ProblemsPublic
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])

@@ -1,24 +1,25 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, status
 from sqlalchemy.exc import IntegrityError
 
-from app import catalog, crud, queue
 from app.api.deps import CurrentUser, SessionDep
-from app.core.config import settings
+from app.core.config import grader_settings, settings
+from app.data import catalog
+from app.data import submissions as crud
+from app.errors import DomainError
+from app.grading import queue
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
+from app.vocabulary import SubmissionStatus
 from grader.feedback import learner_view
 from grader.report import GradeReport
+from grader.verdicts import Mode
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat(timespec="milliseconds") + "Z"
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=SubmissionCreated)
@@ -44,10 +45,10 @@ def create_submission(
     if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
     size = len(body.code.encode())
-    if size > settings.max_source_bytes:
+    if size > grader_settings.max_source_bytes:
         raise HTTPException(
             status.HTTP_413_CONTENT_TOO_LARGE,
-            f"The code is {size // 1024} KiB; the limit is {settings.max_source_bytes // 1024} KiB.",
+            f"The code is {size // 1024} KiB; the limit is {grader_settings.max_source_bytes // 1024} KiB.",
         )
     try:
         submission = crud.create_submission(
@@ -61,7 +62,7 @@ def create_submission(
             max_submits_per_hour=settings.max_submits_per_hour,
             client_key=idempotency_key,
         )
-    except crud.CrudError as error:
+    except DomainError as error:
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(error)) from None
     except IntegrityError:  # the same key, sent twice at once: the other one won
         session.rollback()
@@ -72,29 +73,38 @@ def create_submission(
     return SubmissionCreated(id=submission.id)
 
 
-@router.get("/{submission_id}")
+@router.get("/{submission_id}", response_model=SubmissionPublic)
 def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
-    """Status while queued or running; the full verdict once done."""
+    """Status while queued or running; the verdict, as its owner may see it, once done."""
     submission = session.get(Submission, submission_id)
-    if (
-        submission is None or submission.user_id != user.id
-    ):  # others' submissions do not exist for you
+    if submission is None or submission.user_id != user.id:  # others' do not exist for you
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No submission {submission_id}.")
-    body: SubmissionPublic = {
-        "id": submission.id,
-        "status": submission.status,
-        "problem": submission.problem,
-        "mode": submission.mode,
-        # UTC: queue wait is started - submitted, grading is finished - started.
-        "submitted_at": _iso(submission.created_at),
-        "started_at": _iso(submission.started_at),
-        "finished_at": _iso(submission.finished_at),
-    }
-    if submission.status == "queued":
-        body["position"] = queue.queue_position(session, submission)
-    result = crud.result_of(submission)
-    if submission.status == "done" and result is not None:
+    state = SubmissionPublic(
+        id=submission.id,
+        status=SubmissionStatus(submission.status),
+        problem=submission.problem,
+        mode=Mode(submission.mode),
+        submitted_at=submission.created_at.replace(tzinfo=UTC),
+        started_at=_utc(submission.started_at),
+        finished_at=_utc(submission.finished_at),
+    )
+    if submission.status == SubmissionStatus.QUEUED:
+        state.position = queue.queue_position(session, submission)
+    report = GradeReport.from_stored(submission.result_json)
+    if submission.status == SubmissionStatus.DONE and report is not None:
         # The learner's own view: hidden cases say their verdict and nothing more.
-        shown = learner_view(GradeReport.from_json(result)).to_json()
-        body.update({key: value for key, value in shown.items() if key not in ("mode", "problem")})
-    return body
+        shown = learner_view(report)
+        for name in REPORT_FIELDS:
+            setattr(state, name, getattr(shown, name))
+    return state
+
+
+REPORT_FIELDS = (
+    "verdict", "verdict_label", "score", "cases", "diagnosis", "message", "stdout",
+    "hidden_output_withheld", "versions", "seconds",
+)  # fmt: skip
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """Stored naive in UTC; answered with its offset."""
+    return None if moment is None else moment.replace(tzinfo=UTC)

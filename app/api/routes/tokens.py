@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from app import api_tokens
 from app.api.deps import CurrentUser, SessionDep
-from app.crud import CrudError
+from app.data import api_tokens
+from app.errors import DomainError
 from app.schemas import TokenCreate, TokenCreated, TokenPublic, TokensPublic
 
 router = APIRouter(prefix="/api/tokens", tags=["tokens"])
@@ -25,7 +25,7 @@ def create_token(body: TokenCreate, user: CurrentUser, session: SessionDep) -> T
         token, row = api_tokens.create(
             session=session, user=user, name=body.name, expires_in_days=body.expires_in_days
         )
-    except CrudError as error:
+    except DomainError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
     return TokenCreated(**TokenPublic.model_validate(row).model_dump(), token=token)
 

@@ -18,8 +18,8 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.course_submissions import SCORE, VERDICT, VERSION_ID, within
-from app.crud import CrudError
+from app.errors import ConflictError
+from app.grading.queue import GradingJob
 from app.models import (
     Course,
     CourseVerdict,
@@ -32,7 +32,7 @@ from app.models import (
     User,
     utcnow,
 )
-from app.queue import GradingJob
+from app.reports.course_submissions import SCORE, VERDICT, VERSION_ID, within
 
 PENDING = ("running", "ready")
 
@@ -44,7 +44,7 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
         select(ProblemRecord.live_version_id).where(ProblemRecord.slug == version.slug)
     )
     if version.id != live and version.check_status != "passed":
-        raise CrudError(
+        raise ConflictError(
             f"v{version.number} of {version.slug} is neither live nor checked; an author must"
             " run its check (and it must pass) before a course is regraded against it"
         )
@@ -56,7 +56,7 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
         )
     )
     if pending is not None:
-        raise CrudError(
+        raise ConflictError(
             f"regrade #{pending.id} of {version.slug} is still {pending.status}; "
             "apply or discard it first"
         )
@@ -72,7 +72,7 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
         )
     )
     if not submissions:
-        raise CrudError(
+        raise ConflictError(
             f"no submission of this course for {version.slug} was graded by another version"
         )
     regrade = Regrade(
@@ -175,7 +175,9 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     for everyone: the caller checks that an author or admin asked). Returns how many
     verdicts changed."""
     if regrade.status != "ready":
-        raise CrudError(f"regrade #{regrade.id} is {regrade.status}; only a finished one applies")
+        raise ConflictError(
+            f"regrade #{regrade.id} is {regrade.status}; only a finished one applies"
+        )
     changed = 0
     rows = session.execute(
         select(RegradeItem, Submission, CourseVerdict)
@@ -232,7 +234,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
 def discard(session: Session, *, regrade: Regrade) -> None:
     """Drop the regrade's results (a running one stops: its waiting items are removed)."""
     if regrade.status not in PENDING:
-        raise CrudError(f"regrade #{regrade.id} is already {regrade.status}")
+        raise ConflictError(f"regrade #{regrade.id} is already {regrade.status}")
     session.execute(
         delete(RegradeItem).where(
             RegradeItem.regrade_id == regrade.id, RegradeItem.status != "done"

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.core import names, passwords
 from app.core.security import hash_password, verify_password
-from app.crud import CrudError
+from app.errors import ConflictError, InvalidInputError
 from app.models import ROLES, ApiToken, User, WebSession, utcnow
 
 FREE_FAILURES = 5
@@ -40,14 +40,14 @@ def sign_in_delay(failures: int) -> timedelta:
 
 def create_user(*, session: Session, name: str, password: str, role: str = "learner") -> User:
     if role not in ROLES:
-        raise CrudError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
+        raise InvalidInputError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
     if (problem := names.problem_with(name)) is not None:
-        raise CrudError(problem)
+        raise InvalidInputError(problem)
     if (problem := passwords.problem_with(password, name=name)) is not None:
-        raise CrudError(problem)
+        raise InvalidInputError(problem)
     canonical = names.canonical(name)
     if session.scalar(select(User.id).where(User.canonical_name == canonical)) is not None:
-        raise CrudError(f"the user name {name!r} is taken")
+        raise ConflictError(f"the user name {name!r} is taken")
     user = User(
         name=name, canonical_name=canonical, password_hash=hash_password(password), role=role
     )
@@ -127,9 +127,9 @@ def change_password(
 ) -> int:
     """Set a new password; every other web session of the user ends. Returns how many."""
     if not verify_password(user.password_hash, current):
-        raise CrudError("the current password is wrong")
+        raise InvalidInputError("the current password is wrong")
     if (problem := passwords.problem_with(new, name=user.name)) is not None:
-        raise CrudError(problem)
+        raise InvalidInputError(problem)
     user.password_hash = hash_password(new)
     others = delete(WebSession).where(WebSession.user_id == user.id)
     if keep_session is not None:

@@ -10,8 +10,8 @@ import threading
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from app import catalog
 from app.core.db import session_scope
+from app.data import catalog
 from app.models import ProblemVersion, utcnow
 
 log = logging.getLogger("jaxjudge.authoring")

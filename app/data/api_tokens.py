@@ -13,9 +13,9 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app import usage
 from app.core.security import new_token, token_hash
-from app.crud import CrudError
+from app.data import usage
+from app.errors import InvalidInputError
 from app.models import ApiToken, User, utcnow
 
 MAX_DAYS = 3650
@@ -26,9 +26,9 @@ def create(
 ) -> tuple[str, ApiToken]:
     name = name.strip()
     if len(name) > 100:
-        raise CrudError("a token's name is at most 100 characters")
+        raise InvalidInputError("a token's name is at most 100 characters")
     if expires_in_days is not None and not 1 <= expires_in_days <= MAX_DAYS:
-        raise CrudError(f"a token expires after 1 to {MAX_DAYS} days, or never")
+        raise InvalidInputError(f"a token expires after 1 to {MAX_DAYS} days, or never")
     token, digest = new_token()
     row = ApiToken(
         user_id=user.id,

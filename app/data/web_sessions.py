@@ -17,7 +17,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app import usage
+from app.data import usage
 from app.models import User, WebSession, utcnow
 
 SESSION_DAYS = 14

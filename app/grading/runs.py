@@ -6,18 +6,18 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from app import catalog, queue
-from app.core.config import settings
+from app.core.config import grader_settings
 from app.core.db import session_scope
+from app.data import catalog
+from app.grading import queue
 from app.models import ProblemVersion
 from grader.devices import NoDeviceError, device_for
-from grader.grade import Mode, grade
+from grader.grade import grade
 from grader.pool import WarmPool
 from grader.problem import Problem
 from grader.report import GradeReport
-from grader.verdicts import Verdict
+from grader.verdicts import Mode, Verdict
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -38,8 +38,8 @@ class PoolGrader:
             if device not in self._pools:
                 self._pools[device] = WarmPool(
                     SandboxLauncher(warm_up=True),
-                    size=settings.pool_size,
-                    memory_mb=settings.pool_memory_mb,
+                    size=grader_settings.pool_size,
+                    memory_mb=grader_settings.pool_memory_mb,
                     device=device,
                 )
             return self._pools[device]
@@ -66,12 +66,11 @@ class PoolGrader:
             pool.close()
 
 
-def failure(
-    slug: str, mode: str, message: str, verdict: Verdict = Verdict.INTERNAL_ERROR
-) -> dict[str, Any]:
+def failure(slug: str, mode: str, message: str) -> GradeReport:
+    """The grader's own failure, reported as such (never blamed on the learner)."""
     return GradeReport(
-        problem=slug, mode=mode, verdict=verdict, score=0.0, message=message
-    ).to_json()
+        problem=slug, mode=Mode(mode), verdict=Verdict.INTERNAL_ERROR, score=0.0, message=message
+    )
 
 
 def _problem(slug: str, version_id: int | None) -> Problem | None:
@@ -85,8 +84,8 @@ def _problem(slug: str, version_id: int | None) -> Problem | None:
         return None if version is None else catalog.problem_of(version)
 
 
-def result_of(job: queue.GradingJob, grader: GradeFunction) -> dict[str, Any]:
-    """The report (JSON) for ``job``: a verdict in every case, never an exception."""
+def report_for(job: queue.GradingJob, grader: GradeFunction) -> GradeReport:
+    """The report for ``job``: a verdict in every case, never an exception."""
     slug, code, mode = job.slug, job.code, job.mode
     if job.attempts > queue.MAX_ATTEMPTS:
         return failure(
@@ -102,9 +101,7 @@ def result_of(job: queue.GradingJob, grader: GradeFunction) -> dict[str, Any]:
     except NoDeviceError as error:
         return failure(slug, mode, str(error))
     try:
-        return grader(
-            problem, code, "run" if mode == "run" else "submit", device, job.hidden_draw
-        ).to_json()
+        return grader(problem, code, Mode(mode), device, job.hidden_draw)
     except Exception as error:
         log.exception("grading submission %s failed", job.id)
         return failure(slug, mode, f"The grader failed: {type(error).__name__}. Please try again.")

@@ -3,16 +3,17 @@ the most frequent diagnoses and failing cases (all from stored verdicts)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from sqlalchemy.orm import Session
 
-from app.course_submissions import RESULT_JSON, VERDICT, within
-from app.courses import learners_of
+from app.data.courses import learners_of
 from app.models import Course, Submission
+from app.reports.course_submissions import RESULT_JSON, VERDICT, within
+from grader.report import GradeReport
+from grader.verdicts import Verdict
 
 MOST = 8  # rows in the "most frequent" tables
 
@@ -45,14 +46,11 @@ class ProblemStats:
         ]
 
 
-def _first_failing_case(result: dict[str, object]) -> str | None:
-    cases = result.get("cases")
-    if not isinstance(cases, list):
-        return None
-    for case in cases:
-        if isinstance(case, dict) and case.get("verdict") not in ("accepted", "skipped"):
-            kind = "hidden" if case.get("hidden") else "sample"
-            return f"{case.get('name')} ({kind}): {str(case.get('verdict')).replace('_', ' ')}"
+def _first_failing_case(report: GradeReport) -> str | None:
+    for case in report.cases:
+        if case.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED):
+            kind = "hidden" if case.hidden else "sample"
+            return f"{case.name} ({kind}): {case.verdict_label.lower()}"
     return None
 
 
@@ -75,15 +73,16 @@ def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemS
         if submission.user_id in first_solved:
             continue  # after the first acceptance: not part of "where the class is stuck"
         attempts[submission.user_id] += 1
-        if submission.verdict == "accepted":
+        if submission.verdict == Verdict.ACCEPTED:
             first_solved[submission.user_id] = submission.created_at.date()
             stats.attempts_to_solve[attempts[submission.user_id]] += 1
             continue
-        result = json.loads(submission.result_json) if submission.result_json else {}
-        if result.get("diagnosis"):
-            diagnoses[str(result["diagnosis"])] += 1
-        case = _first_failing_case(result)
-        if case:
+        report = GradeReport.from_stored(submission.result_json)
+        if report is None:
+            continue
+        if report.diagnosis:
+            diagnoses[report.diagnosis] += 1
+        if case := _first_failing_case(report):
             failing[case] += 1
     stats.solved = len(first_solved)
     stats.diagnoses = diagnoses.most_common(MOST)

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.errors import TooManyError
 from app.models import HintReveal, Submission, User, utcnow
-
-
-class CrudError(ValueError):
-    """A request that cannot be carried out, with a message for people."""
 
 
 def queued_count(*, session: Session, user_id: int) -> int:
@@ -54,7 +49,7 @@ def create_submission(
     client_key: str | None = None,
 ) -> Submission:
     if queued_count(session=session, user_id=user.id) >= max_queued:
-        raise CrudError(
+        raise TooManyError(
             f"you already have {max_queued} submissions waiting; wait for one to finish"
         )
     if (
@@ -63,7 +58,7 @@ def create_submission(
         and submits_in_the_last_hour(session=session, user_id=user.id, problem=problem)
         >= max_submits_per_hour
     ):
-        raise CrudError(
+        raise TooManyError(
             f"you have submitted {max_submits_per_hour} times to this problem in the last hour;"
             " Run the samples meanwhile (not limited), and submit again later"
         )
@@ -86,10 +81,6 @@ def submission_by_key(*, session: Session, user: User, key: str) -> Submission |
     return session.scalar(
         select(Submission).where(Submission.user_id == user.id, Submission.client_key == key)
     )
-
-
-def result_of(submission: Submission) -> dict[str, Any] | None:
-    return json.loads(submission.result_json) if submission.result_json else None
 
 
 def hints_revealed(*, session: Session, user: User, problem: str) -> int:

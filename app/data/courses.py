@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import secrets
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
-from app.crud import CrudError
+from app.errors import ForbiddenError, InvalidInputError
 from app.models import Assignment, Course, CourseMember, ProblemVersion, Submission, User
+from app.reports.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
+from grader.report import GradeReport
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 STAFF_ROLES = ("instructor", "admin")
@@ -26,9 +25,9 @@ STAFF_ROLES = ("instructor", "admin")
 
 def create_course(*, session: Session, name: str, instructor: User) -> Course:
     if instructor.role not in STAFF_ROLES:
-        raise CrudError("only instructors can create courses")
+        raise ForbiddenError("only instructors can create courses")
     if not 1 <= len(name.strip()) <= 120:
-        raise CrudError("a course name is 1-120 characters")
+        raise InvalidInputError("a course name is 1-120 characters")
     course = Course(
         name=name.strip(), join_code="".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(8))
     )
@@ -42,7 +41,7 @@ def create_course(*, session: Session, name: str, instructor: User) -> Course:
 def join_course(*, session: Session, code: str, user: User) -> Course:
     course = session.scalar(select(Course).where(Course.join_code == code.strip().upper()))
     if course is None:
-        raise CrudError("no course has that join code")
+        raise InvalidInputError("no course has that join code")
     if membership(session=session, course=course, user=user) is None:
         session.add(CourseMember(course_id=course.id, user_id=user.id, role="learner"))
         session.flush()
@@ -237,9 +236,8 @@ class TimelineEntry:
     result_json: str | None
 
     @property
-    def result(self) -> dict[str, Any]:
-        loaded = json.loads(self.result_json) if self.result_json else {}
-        return loaded if isinstance(loaded, dict) else {}
+    def report(self) -> GradeReport | None:
+        return GradeReport.from_stored(self.result_json)
 
 
 def _course_submits(
@@ -293,7 +291,7 @@ def submissions_csv(*, session: Session, course: Course) -> str:
                 entry.verdict or "",
                 "" if entry.score is None else f"{entry.score:.2f}",
                 "" if number is None else number,
-                _safe(entry.result.get("diagnosis") or ""),
+                _safe(entry.report.diagnosis if entry.report else ""),
                 _safe(submission.code),
             ]
         )

@@ -24,13 +24,15 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from app import heartbeats, queue, regrades
 from app.core.config import settings
 from app.core.db import session_scope
-from app.grading import GradeFunction, PoolGrader, result_of
+from app.data import regrades
+from app.grading import heartbeats, queue
+from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import RegradeItem, Submission
 from grader.cgroups import process_tag
 from grader.limits import sandbox_limits
+from grader.report import GradeReport
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -146,15 +148,15 @@ class EmbeddedWorkers:
         with self._state_lock:
             self._jobs[worker] = job.id
         try:
-            result = self._leased(job.id, worker, queue.renew, lambda: result_of(job, self.grader))
+            report = self._leased(job.id, worker, queue.renew, lambda: report_for(job, self.grader))
             recorded = self._record(
                 lambda session: queue.complete(
                     session,
                     submission_id=job.id,
                     worker=worker,
-                    verdict=result["verdict"],
-                    score=float(result["score"]),
-                    result_json=json.dumps(result, allow_nan=False),
+                    verdict=report.verdict.value,
+                    score=report.score,
+                    result_json=json.dumps(report.to_json(), allow_nan=False),
                 ),
                 Submission,
                 job.id,
@@ -166,7 +168,7 @@ class EmbeddedWorkers:
         log.info(
             "submission %s: %s%s",
             job.id,
-            result["verdict"],
+            report.verdict.value,
             "" if recorded else " (lease taken by another worker: dropped)",
         )
         return True
@@ -180,8 +182,8 @@ class EmbeddedWorkers:
             if item is None:
                 return False
             job = regrades.job_for(session, item)
-        result = self._leased(
-            job.id, worker, queue.renew_regrade_item, lambda: result_of(job, self.grader)
+        report = self._leased(
+            job.id, worker, queue.renew_regrade_item, lambda: report_for(job, self.grader)
         )
 
         def record(session: Any) -> bool:
@@ -189,9 +191,9 @@ class EmbeddedWorkers:
                 session,
                 item_id=job.id,
                 worker=worker,
-                verdict=result["verdict"],
-                score=float(result["score"]),
-                result_json=json.dumps(result, allow_nan=False),
+                verdict=report.verdict.value,
+                score=report.score,
+                result_json=json.dumps(report.to_json(), allow_nan=False),
             )
             if done:
                 regrades.finish_if_complete(session, item_id=job.id)
@@ -235,8 +237,8 @@ class EmbeddedWorkers:
         row_id: int,
         worker: str,
         renew: Callable[..., bool],
-        work: Callable[[], dict[str, Any]],
-    ) -> dict[str, Any]:
+        work: Callable[[], GradeReport],
+    ) -> GradeReport:
         renewing = threading.Event()
         keeper = threading.Thread(
             target=self._keep_lease, args=(row_id, worker, renewing, renew), daemon=True

@@ -1,0 +1,56 @@
+"""The platform's words, each said once: a submission's status, an account's role, a
+course member's role, a version's check status, a regrade's status and scope.
+
+Stored as their string values (the columns are strings); compared and assigned as
+these members. The verdicts are the grader's (grader/verdicts.py).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class SubmissionStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"  # claimed by a worker under a lease
+    DONE = "done"
+
+
+class Role(StrEnum):
+    """What an account may do across the platform."""
+
+    LEARNER = "learner"
+    AUTHOR = "author"  # previews, checks and publishes problem versions
+    INSTRUCTOR = "instructor"  # creates courses
+    ADMIN = "admin"  # everything, and manages accounts
+
+
+class MemberRole(StrEnum):
+    """What a member may do in one course."""
+
+    INSTRUCTOR = "instructor"
+    LEARNER = "learner"
+
+
+class CheckStatus(StrEnum):
+    UNCHECKED = "unchecked"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+class RegradeStatus(StrEnum):
+    RUNNING = "running"
+    READY = "ready"  # every item re-run: waits to be applied or discarded
+    APPLIED = "applied"
+    DISCARDED = "discarded"
+
+
+class RegradeScope(StrEnum):
+    COURSE = "course"  # only the course that ran it sees the new verdicts
+    PLATFORM = "platform"  # the submissions themselves changed
+
+
+PREVIEW_ROLES = (Role.AUTHOR, Role.INSTRUCTOR, Role.ADMIN)
+PUBLISH_ROLES = (Role.AUTHOR, Role.ADMIN)
+COURSE_CREATOR_ROLES = (Role.INSTRUCTOR, Role.ADMIN)

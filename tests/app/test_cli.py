@@ -1,0 +1,67 @@
+"""The platform's commands (app/cli.py): `jaxjudge submit` against a failing server,
+and the warnings `jaxjudge serve` gives."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+
+def test_serving_beyond_loopback_without_secure_cookies_warns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.cli import serving_warnings
+    from app.core.config import settings as web_settings
+
+    monkeypatch.setattr(web_settings, "secure_cookies", False)
+    assert serving_warnings("127.0.0.1", None) == []
+    assert "JAXJUDGE_SECURE_COOKIES off" in serving_warnings("0.0.0.0", None)[0]
+    assert "trusts X-Forwarded-For from anyone" in serving_warnings("127.0.0.1", "*")[0]
+    monkeypatch.setattr(web_settings, "secure_cookies", True)
+    assert serving_warnings("0.0.0.0", "10.0.0.2") == []
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """A server that answers every request with a plain-text 500, or never."""
+
+    silent = False
+
+    def do_POST(self) -> None:
+        if self.silent:
+            time.sleep(5)
+            return
+        self.send_response(500)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(b"Internal Server Error\nsome trace\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["plain-text-500", "no-answer"])
+def test_submit_prints_one_line_when_the_server_fails(
+    silent: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handler = type("Handler", (_Answers,), {"silent": silent})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    source = tmp_path / "s.py"
+    source.write_text("x = 1\n")
+    try:
+        code = main(
+            ["submit", "--server", f"http://127.0.0.1:{server.server_port}", "--token", "jj_x",
+             "--http-timeout", "0.5", "scan-microbatched-grads", str(source)]
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert ("500: Internal Server Error" in err) if not silent else ("no answer within" in err)
