@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck pytest venv system-deps bench editor screenshots clean
+.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots clean
 
 venv: system-deps $(STAMP)
 
@@ -48,6 +48,11 @@ typecheck: venv
 
 pytest: venv
 	$(BIN)/pytest -n 2 --dist loadgroup
+
+# Seconds, not minutes: no grading child, no server, no browser (the markers are
+# enforced by tests/conftest.py). For the edit-test loop; `make test` runs everything.
+test-fast: venv
+	$(BIN)/pytest -n 2 --dist loadgroup -m "not sandbox and not server and not browser"
 
 # Rebuild the committed editor bundle (needs Node and npm; running the platform does not).
 editor:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI, Request, Response, status
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlTimeoutError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.api.routes import problems, submissions, tokens
@@ -24,13 +24,20 @@ from app.core.db import migrate, session_scope
 from app.core.http_guards import BodyLimit, SecurityHeaders
 from app.core.sessions import secret_key
 from app.data import catalog, usage, web_sessions
+from app.errors import DomainError
 from app.grading import checks as authoring
 from app.grading import heartbeats
+from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
 from app.web import account as account_pages
+from app.web import auth as auth_pages
 from app.web import authoring as authoring_pages
-from app.web import course_insights, pages
+from app.web import course_insights
 from app.web import courses as course_pages
+from app.web import problems as problem_pages
+from app.web.auth import sign_in_url
+from app.web.guards import SignInRequiredError
+from app.web.render import page
 
 log = logging.getLogger("jaxjudge.requests")
 
@@ -43,17 +50,6 @@ def _sync_problems() -> None:
             logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 
 
-def _prepare_problems() -> None:
-    """Trusted runs of every live version: expected outputs, before a learner waits for them."""
-    from grader import expected
-
-    with session_scope() as session:
-        live = catalog.live_problems(session)
-    for problem, result in expected.prepare_all([problem for _version, problem in live]):
-        if isinstance(result, Exception):
-            logging.getLogger("jaxjudge").error("preparing %s failed: %s", problem.slug, result)
-
-
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -62,8 +58,10 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         migrate()
         _sync_problems()
-        if prepare:
-            threading.Thread(target=_prepare_problems, name="jaxjudge-prepare", daemon=True).start()
+        # Trusted runs ahead of learners: expected outputs and stored samples.
+        preparer = Preparer() if prepare else None
+        if preparer:
+            preparer.start()
         recorder = usage.Recorder()
         recorder.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
@@ -73,6 +71,8 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         if pool:
             pool.stop()
         recorder.stop()
+        if preparer:
+            preparer.stop()
 
     # FastAPI's own /docs page loads Swagger UI from a CDN; ours serves the
     # vendored copy in app/web/static/vendor/swagger-ui (classrooms are often offline).
@@ -86,7 +86,8 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(problems.router)
     app.include_router(submissions.router)
     app.include_router(tokens.router)
-    app.include_router(pages.router)
+    app.include_router(auth_pages.router)
+    app.include_router(problem_pages.router)
     app.include_router(account_pages.router)
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
@@ -122,6 +123,23 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         return HTMLResponse(
             UNAVAILABLE_PAGE.format(message=message), status_code=503, headers=headers
         )
+
+    @app.exception_handler(DomainError)
+    async def domain_error(request: Request, error: DomainError) -> Response:
+        """Every domain error becomes its status once, here: JSON under /api/, a page elsewhere."""
+        return _error_answer(request, error.status, str(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        return _error_answer(request, error.status_code, str(error.detail), error.headers)
+
+    @app.exception_handler(SignInRequiredError)
+    async def sign_in_first(request: Request, _error: SignInRequiredError) -> Response:
+        """A page for signed-in users: sign in, then come back (to the page for a GET;
+        home after a form post, which a redirect cannot replay)."""
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        location = sign_in_url(target if request.method == "GET" else "/")
+        return RedirectResponse(location, status_code=status.HTTP_303_SEE_OTHER)
 
     @app.exception_handler(OverflowError)
     async def id_out_of_range(request: Request, _error: OverflowError) -> Response:
@@ -183,10 +201,32 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
 
 
 RETRY_AFTER_SECONDS = 2
+ERROR_TITLES = {
+    400: "That did not work",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not allowed",
+    409: "Not now",
+    413: "Too large",
+    429: "Slow down",
+}
 UNAVAILABLE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Try again in a moment · jaxjudge</title><link rel="stylesheet" href="/static/style.css"></head>
 <body><main><section class="card narrow"><h1>Try again in a moment</h1><p>{message}</p>
 <p><a href="">Reload</a></p></section></main></body></html>"""
+
+
+def _error_answer(
+    request: Request, code: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    if request.url.path.startswith("/api/") or "session" not in request.scope:
+        return JSONResponse({"detail": message}, status_code=code, headers=dict(headers or {}))
+    user = getattr(request.state, "viewer", None)
+    title = ERROR_TITLES.get(code, "Something went wrong")
+    answer = page(request, "error.html", user, code, message=message, title=title)
+    if headers:
+        answer.headers.update(headers)
+    return answer
 
 
 def _first_line(error: Exception) -> str:

@@ -163,6 +163,10 @@ class ProblemVersion(Base):
     # unchecked | running | passed | failed
     check_json: Mapped[str | None] = mapped_column(Text, default=None)
     checked_at: Mapped[datetime | None] = mapped_column(default=None)
+    # What the problem page shows of the samples (grader.samples), once the
+    # version's trusted run is done; or why that run failed.
+    samples_json: Mapped[str | None] = mapped_column(Text, default=None)
+    samples_error: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class ProblemRecord(Base):

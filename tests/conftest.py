@@ -1,5 +1,6 @@
 """Shared fixtures: a throwaway data directory (the trusted-output cache) for the
-whole run, shared by pytest-xdist workers so each problem's reference runs once."""
+whole run, shared by pytest-xdist workers so each problem's reference runs once;
+and the guard that keeps the markers true (see ``markers_tell_the_truth``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import supervise, warmup_cache
 from grader.config import PROJECT_ROOT, settings
 
 
@@ -36,3 +38,24 @@ def problem_copy(tmp_path: Path) -> tuple[Path, Path]:
     references.mkdir()
     shutil.copy(PROJECT_ROOT / "reference_solutions" / "scan-microbatched-grads.py", references)
     return problems / "scan-microbatched-grads", references
+
+
+@pytest.fixture(autouse=True)
+def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that starts a grading child (JAX, bubblewrap) must be marked ``sandbox``,
+    one that starts ``jaxjudge serve`` must be marked ``server``: otherwise it fails
+    here, so ``-m "not sandbox and not server and not browser"`` is fast for real."""
+
+    def refuse(marker: str) -> object:
+        def refused(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError(f"this test needs @pytest.mark.{marker}")
+
+        return refused
+
+    if request.node.get_closest_marker("sandbox") is None:
+        monkeypatch.setattr(supervise.StartedChild, "__init__", refuse("sandbox"))
+        monkeypatch.setattr(warmup_cache, "_fill", refuse("sandbox"))
+    if request.node.get_closest_marker("server") is None:
+        from tests.app import server
+
+        monkeypatch.setattr(server.Server, "__init__", refuse("server"))

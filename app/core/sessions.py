@@ -23,9 +23,18 @@ def secret_key() -> str:
     path = grader_settings.data_dir / "secret_key"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # Written under a temporary name and linked in place: two processes starting
+        # at once agree on one key, and none reads a half-written file.
+        draft = path.with_name(f".secret_key.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(48))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass  # another process won; use its key
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 

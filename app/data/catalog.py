@@ -18,13 +18,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, defer
 
 from app.core.config import settings
+from app.errors import NotFoundError
 from app.models import ProblemRecord, ProblemVersion, utcnow
-from grader import snapshot
+from grader import samples, snapshot
 from grader.errors import ProblemError
 from grader.problem import Problem, load_problem, problem_folders
+from grader.samples import SampleView
 
 
-class CatalogError(ValueError):
+class CatalogError(NotFoundError):
     """A catalog request that cannot be carried out, with a message for people."""
 
 
@@ -185,3 +187,40 @@ def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
     )
     loaded = [(version, problem_of(version)) for version in rows]
     return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))
+
+
+def store_samples(version: ProblemVersion, outcome: list[SampleView] | Exception) -> None:
+    """Record what the problem page shows of the version's samples, or why it cannot."""
+    if isinstance(outcome, Exception):
+        version.samples_json, version.samples_error = None, str(outcome) or repr(outcome)
+    else:
+        version.samples_json, version.samples_error = samples.encode(outcome), None
+
+
+def stored_samples(version: ProblemVersion) -> list[SampleView] | None:
+    """The version's samples as stored; None while its trusted run has not finished."""
+    return samples.decode(version.samples_json) if version.samples_json else None
+
+
+def versions_without_samples(session: Session) -> list[ProblemVersion]:
+    """Live and newest versions whose samples are neither stored nor known to fail."""
+    newest_numbers = (
+        select(ProblemVersion.slug, func.max(ProblemVersion.number).label("number"))
+        .group_by(ProblemVersion.slug)
+        .subquery()
+    )
+    live = select(ProblemRecord.live_version_id).where(ProblemRecord.live_version_id.is_not(None))
+    newest_ids = select(ProblemVersion.id).join(
+        newest_numbers,
+        (newest_numbers.c.slug == ProblemVersion.slug)
+        & (newest_numbers.c.number == ProblemVersion.number),
+    )
+    return list(
+        session.scalars(
+            select(ProblemVersion).where(
+                ProblemVersion.samples_json.is_(None),
+                ProblemVersion.samples_error.is_(None),
+                ProblemVersion.id.in_(live) | ProblemVersion.id.in_(newest_ids),
+            )
+        )
+    )

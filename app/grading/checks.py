@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
 from app.data import catalog
+from app.grading import preparation
 from app.models import ProblemVersion, utcnow
 
 log = logging.getLogger("jaxjudge.authoring")
@@ -55,6 +56,8 @@ def run_check(version_id: int) -> None:
             version.check_status = "passed" if report["ok"] else "failed"
             version.check_json = json.dumps(report)
             version.checked_at = utcnow()
+    # The check ran the reference: store the version's samples for its preview now.
+    preparation.prepare_versions(include_live=False)
 
 
 def forget_interrupted_checks(session: Session) -> None:

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
-from app.core.sessions import check_csrf
 from app.data import accounts, api_tokens, web_sessions
-from app.errors import DomainError
+from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
-from app.web.courses import required_user
-from app.web.pages import page
+from app.web.guards import Admin, CsrfChecked, SignedInUser
+from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
-CsrfField = Annotated[str, Form(alias="csrf_token")]
 
 
 def _account_page(
@@ -40,20 +38,19 @@ def _back() -> RedirectResponse:
 
 
 @router.get("/account", response_class=HTMLResponse)
-def account(request: Request, session: SessionDep) -> Response:
-    return _account_page(request, session, required_user(request, session))
+def account(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    return _account_page(request, session, user)
 
 
 @router.post("/account/password", response_class=HTMLResponse)
 def change_password(
     request: Request,
     session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
     current: Annotated[str, Form(max_length=1000)],
     new: Annotated[str, Form(max_length=1000)],
-    csrf: CsrfField = "",
 ) -> Response:
-    user = required_user(request, session)
-    check_csrf(request, csrf)
     try:
         ended = accounts.change_password(
             session=session,
@@ -70,12 +67,10 @@ def change_password(
 
 @router.post("/account/sessions/{session_id}/end")
 def end_session(
-    session_id: int, request: Request, session: SessionDep, csrf: CsrfField = ""
+    session_id: int, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked
 ) -> Response:
-    user = required_user(request, session)
-    check_csrf(request, csrf)
     if not web_sessions.end_one(session=session, user=user, session_id=session_id):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No session {session_id} of yours.")
+        raise NotFoundError(f"No session {session_id} of yours.")
     return _back()
 
 
@@ -83,12 +78,11 @@ def end_session(
 def create_token(
     request: Request,
     session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
     label: Annotated[str, Form(max_length=100)] = "",
     expires_days: Annotated[int | None, Form(ge=1, le=api_tokens.MAX_DAYS)] = None,
-    csrf: CsrfField = "",
 ) -> Response:
-    user = required_user(request, session)
-    check_csrf(request, csrf)
     token, _row = api_tokens.create(
         session=session, user=user, name=label, expires_in_days=expires_days
     )
@@ -97,38 +91,26 @@ def create_token(
 
 @router.post("/account/tokens/{token_id}/revoke")
 def revoke_token(
-    token_id: int, request: Request, session: SessionDep, csrf: CsrfField = ""
+    token_id: int, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked
 ) -> Response:
-    user = required_user(request, session)
-    check_csrf(request, csrf)
     if not api_tokens.revoke(session=session, user=user, token_id=token_id):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No token {token_id} of yours.")
+        raise NotFoundError(f"No token {token_id} of yours.")
     return _back()
 
 
-def _admin(request: Request, session: SessionDep) -> User:
-    user = required_user(request, session)
-    if user.role != "admin":
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only administrators manage users.")
-    return user
-
-
 @router.get("/admin/users", response_class=HTMLResponse)
-def users(request: Request, session: SessionDep) -> Response:
-    admin = _admin(request, session)
+def users(request: Request, session: SessionDep, admin: Admin) -> Response:
     return page(request, "admin_users.html", admin, users=accounts.all_users(session=session))
 
 
 @router.post("/admin/users/{user_id}/{action}")
 def set_disabled(
-    user_id: int, action: str, request: Request, session: SessionDep, csrf: CsrfField = ""
+    user_id: int, action: str, session: SessionDep, admin: Admin, _csrf: CsrfChecked
 ) -> Response:
-    admin = _admin(request, session)
-    check_csrf(request, csrf)
     target = session.get(User, user_id)
     if target is None or action not in ("disable", "enable"):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "No such user or action.")
+        raise NotFoundError("No such user or action.")
     if target.id == admin.id:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "You cannot disable your own account.")
+        raise InvalidInputError("You cannot disable your own account.")
     accounts.set_disabled(session=session, user=target, disabled=action == "disable")
     return RedirectResponse("/admin/users", status_code=status.HTTP_303_SEE_OTHER)

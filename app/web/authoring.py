@@ -4,34 +4,23 @@ learners would see it with its check report, and publishing."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from app.api.deps import SessionDep
 from app.core.markdown import render_markdown
-from app.core.sessions import check_csrf
 from app.data import catalog
+from app.errors import ConflictError, NotFoundError
 from app.grading import checks as authoring
-from app.models import ProblemRecord, ProblemVersion, User
-from app.web.courses import required_user
-from app.web.pages import page, sample_views, signature_of, walkthrough_views
+from app.models import ProblemRecord, ProblemVersion
+from app.vocabulary import PUBLISH_ROLES, CheckStatus
+from app.web.guards import CsrfChecked, Publisher, Staff
+from app.web.problems import signature_of, walkthrough_views
+from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
-
-PREVIEW_ROLES = ("author", "instructor", "admin")
-PUBLISH_ROLES = ("author", "admin")
-
-
-def _staff(request: Request, session: SessionDep, roles: tuple[str, ...] = PREVIEW_ROLES) -> User:
-    user = required_user(request, session)
-    if user.role not in roles:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, f"Only {', '.join(roles)} accounts can do this."
-        )
-    return user
 
 
 def _version(session: SessionDep, slug: str, number: int | None) -> ProblemVersion:
@@ -41,13 +30,12 @@ def _version(session: SessionDep, slug: str, number: int | None) -> ProblemVersi
         else next(iter(catalog.versions(session, slug)), None)
     )
     if version is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No such version of {slug!r}.")
+        raise NotFoundError(f"No such version of {slug!r}.")
     return version
 
 
 @router.get("/author", response_class=HTMLResponse)
-def author_home(request: Request, session: SessionDep) -> Response:
-    user = _staff(request, session)
+def author_home(request: Request, session: SessionDep, user: Staff) -> Response:
     live = dict(session.execute(select(ProblemRecord.slug, ProblemRecord.live_version_id)).all())
     rows: dict[str, list[ProblemVersion]] = {}
     for version in session.scalars(
@@ -59,9 +47,8 @@ def author_home(request: Request, session: SessionDep) -> Response:
 
 @router.get("/author/problems/{slug}", response_class=HTMLResponse)
 def preview(
-    slug: str, request: Request, session: SessionDep, version: int | None = None
+    slug: str, request: Request, session: SessionDep, user: Staff, version: int | None = None
 ) -> Response:
-    user = _staff(request, session)
     chosen = _version(session, slug, version)
     problem = catalog.problem_of(chosen)
     live = catalog.live_version(session, slug)
@@ -76,7 +63,8 @@ def preview(
         problem=problem,
         statement=render_markdown(problem.statement),
         signature=signature_of(problem),
-        samples=sample_views(problem),
+        samples=catalog.stored_samples(chosen),
+        samples_error=chosen.samples_error,
         hints=[render_markdown(hint) for hint in problem.hints],
         walkthrough=unlocked["walkthrough"],
         reference=unlocked["reference"],
@@ -98,10 +86,9 @@ def start_check(
     number: int,
     request: Request,
     session: SessionDep,
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+    _user: Staff,
+    _csrf: CsrfChecked,
 ) -> Response:
-    check_csrf(request, csrf)
-    _staff(request, session)
     version = _version(session, slug, number)
     authoring.request_check(session, version=version)
     return _to_preview(version)
@@ -113,14 +100,12 @@ def publish(
     number: int,
     request: Request,
     session: SessionDep,
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+    _user: Publisher,
+    _csrf: CsrfChecked,
 ) -> Response:
-    check_csrf(request, csrf)
-    _staff(request, session, PUBLISH_ROLES)
     version = _version(session, slug, number)
-    if version.check_status != "passed":
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
+    if version.check_status != CheckStatus.PASSED:
+        raise ConflictError(
             "Run the check on this version first; only a version whose check passed is published "
             "from here (`jaxjudge publish` is the override).",
         )

@@ -5,37 +5,35 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
-from app.core.sessions import check_csrf
 from app.data import catalog, courses, regrades
-from app.errors import DomainError
+from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.models import Course, Regrade, User
 from app.reports import analytics, charts
-from app.web.courses import instructor_course, required_user
-from app.web.pages import page
+from app.vocabulary import PUBLISH_ROLES, MemberRole
+from app.web.guards import CourseInstructor, CsrfChecked
+from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
 
 
 def _assigned(session: SessionDep, course: Course, slug: str) -> None:
     if slug not in {a.problem for a in courses.assignments_of(session=session, course=course)}:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{slug!r} is not assigned in this course.")
+        raise NotFoundError(f"{slug!r} is not assigned in this course.")
 
 
 @router.get("/courses/{course_id}/learners/{learner_id}", response_class=HTMLResponse)
 def learner_timeline(
-    course_id: int, learner_id: int, request: Request, session: SessionDep
+    learner_id: int, request: Request, session: SessionDep, access: CourseInstructor
 ) -> Response:
-    user = required_user(request, session)
-    course = instructor_course(session, course_id, user)
+    course, user = access.course, access.user
     learner = session.get(User, learner_id)
-    if learner is None or courses.membership(session=session, course=course, user=learner) != (
-        "learner"
-    ):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "No such learner in this course.")
+    role = courses.membership(session=session, course=course, user=learner) if learner else None
+    if learner is None or role != MemberRole.LEARNER:
+        raise NotFoundError("No such learner in this course.")
     entries = courses.timeline(session=session, course=course, learner=learner)
     return page(
         request,
@@ -55,11 +53,11 @@ def learner_timeline(
 
 
 @router.get("/courses/{course_id}/problems/{slug}", response_class=HTMLResponse)
-def problem_analytics(course_id: int, slug: str, request: Request, session: SessionDep) -> Response:
-    user = required_user(request, session)
-    course = instructor_course(session, course_id, user)
-    _assigned(session, course, slug)
-    return _analytics_page(request, session, user, course, slug)
+def problem_analytics(
+    slug: str, request: Request, session: SessionDep, access: CourseInstructor
+) -> Response:
+    _assigned(session, access.course, slug)
+    return _analytics_page(request, session, access.user, access.course, slug)
 
 
 def _analytics_page(
@@ -97,20 +95,18 @@ def _analytics_page(
 
 @router.post("/courses/{course_id}/problems/{slug}/regrades")
 def start_regrade(
-    course_id: int,
     slug: str,
     request: Request,
     session: SessionDep,
+    access: CourseInstructor,
+    _csrf: CsrfChecked,
     version: Annotated[int, Form()],
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
-    check_csrf(request, csrf)
-    user = required_user(request, session)
-    course = instructor_course(session, course_id, user)
+    course, user = access.course, access.user
     _assigned(session, course, slug)
     target = catalog.version_by_number(session, slug, version)
     if target is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No version {version} of {slug!r}.")
+        raise NotFoundError(f"No version {version} of {slug!r}.")
     try:
         regrade = regrades.start(session=session, course=course, version=target, by=user)
     except DomainError as error:
@@ -123,16 +119,15 @@ def start_regrade(
 def _regrade(session: SessionDep, course: Course, regrade_id: int) -> Regrade:
     regrade = session.get(Regrade, regrade_id)
     if regrade is None or regrade.course_id != course.id:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No regrade {regrade_id} in this course.")
+        raise NotFoundError(f"No regrade {regrade_id} in this course.")
     return regrade
 
 
 @router.get("/courses/{course_id}/regrades/{regrade_id}", response_class=HTMLResponse)
 def regrade_page(
-    course_id: int, regrade_id: int, request: Request, session: SessionDep
+    regrade_id: int, request: Request, session: SessionDep, access: CourseInstructor
 ) -> Response:
-    user = required_user(request, session)
-    course = instructor_course(session, course_id, user)
+    course, user = access.course, access.user
     regrade = _regrade(session, course, regrade_id)
     done, total = regrades.progress(session, regrade)
     found = regrades.changes(session, regrade)
@@ -152,44 +147,34 @@ def regrade_page(
 
 @router.get("/courses/{course_id}/regrades/{regrade_id}/progress")
 def regrade_progress(
-    course_id: int, regrade_id: int, request: Request, session: SessionDep
+    regrade_id: int, session: SessionDep, access: CourseInstructor
 ) -> dict[str, object]:
     """For the page's progress bar: how far the regrade is."""
-    course = instructor_course(session, course_id, required_user(request, session))
-    regrade = _regrade(session, course, regrade_id)
+    regrade = _regrade(session, access.course, regrade_id)
     done, total = regrades.progress(session, regrade)
     return {"status": regrade.status, "done": done, "total": total}
 
 
 @router.post("/courses/{course_id}/regrades/{regrade_id}/{decision}")
 def decide_regrade(
-    course_id: int,
     regrade_id: int,
     decision: str,
-    request: Request,
     session: SessionDep,
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
+    access: CourseInstructor,
+    _csrf: CsrfChecked,
 ) -> Response:
-    check_csrf(request, csrf)
-    user = required_user(request, session)
-    course = instructor_course(session, course_id, user)
+    course, user = access.course, access.user
     regrade = _regrade(session, course, regrade_id)
-    try:
-        if decision == "apply":
-            regrades.apply(session, regrade=regrade)
-        elif decision == "apply-everywhere":
-            if user.role not in ("author", "admin"):
-                raise HTTPException(
-                    status.HTTP_403_FORBIDDEN,
-                    "Only an author or an admin applies a regrade beyond this course.",
-                )
-            regrades.apply(session, regrade=regrade, platform_wide=True)
-        elif decision == "discard":
-            regrades.discard(session, regrade=regrade)
-        else:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, "Apply, apply everywhere, or discard.")
-    except DomainError as error:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
+    if decision == "apply":
+        regrades.apply(session, regrade=regrade)
+    elif decision == "apply-everywhere":
+        if user.role not in PUBLISH_ROLES:
+            raise ForbiddenError("Only an author or an admin applies a regrade beyond this course.")
+        regrades.apply(session, regrade=regrade, platform_wide=True)
+    elif decision == "discard":
+        regrades.discard(session, regrade=regrade)
+    else:
+        raise NotFoundError("Apply, apply everywhere, or discard.")
     return RedirectResponse(
         f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
     )

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
-from app.core.sessions import check_csrf
 from app.data import catalog, courses
-from app.errors import DomainError
-from app.models import Course, User
-from app.web.pages import page, signed_in_user
+from app.errors import DomainError, NotFoundError
+from app.vocabulary import MemberRole
+from app.web.guards import CourseInstructor, CourseMember, CsrfChecked, SignedInUser
+from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
 
@@ -23,30 +23,6 @@ def utc_naive(moment: datetime) -> datetime:
     return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
 
 
-def required_user(request: Request, session: SessionDep) -> User:
-    user = signed_in_user(request, session)
-    if user is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Sign in first.")
-    return user
-
-
-def _course(session: SessionDep, course_id: int, user: User) -> tuple[Course, str]:
-    course = session.get(Course, course_id)
-    role = courses.membership(session=session, course=course, user=user) if course else None
-    if course is None or role is None:  # other courses do not exist for you
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No course {course_id}.")
-    return course, role
-
-
-def instructor_course(session: SessionDep, course_id: int, user: User) -> Course:
-    course, role = _course(session, course_id, user)
-    if role != "instructor":
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "Only the course's instructors can see this."
-        )
-    return course
-
-
 def _back(course_id: int | None = None) -> RedirectResponse:
     return RedirectResponse(
         f"/courses/{course_id}" if course_id else "/courses", status_code=status.HTTP_303_SEE_OTHER
@@ -54,8 +30,7 @@ def _back(course_id: int | None = None) -> RedirectResponse:
 
 
 @router.get("/courses", response_class=HTMLResponse)
-def course_list(request: Request, session: SessionDep) -> Response:
-    user = required_user(request, session)
+def course_list(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     return page(
         request, "courses.html", user, memberships=courses.courses_of(session=session, user=user)
     )
@@ -65,15 +40,11 @@ def course_list(request: Request, session: SessionDep) -> Response:
 def create_course(
     request: Request,
     session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
     name: Annotated[str, Form()],
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
-    check_csrf(request, csrf)
-    user = required_user(request, session)
-    try:
-        course = courses.create_course(session=session, name=name, instructor=user)
-    except DomainError as error:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None
+    course = courses.create_course(session=session, name=name, instructor=user)
     return _back(course.id)
 
 
@@ -81,11 +52,10 @@ def create_course(
 def join_course(
     request: Request,
     session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
     code: Annotated[str, Form()],
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
-    check_csrf(request, csrf)
-    user = required_user(request, session)
     try:
         course = courses.join_course(session=session, code=code, user=user)
     except DomainError as error:
@@ -102,18 +72,21 @@ def join_course(
 
 @router.get("/courses/{course_id}", response_class=HTMLResponse)
 def course_page(
-    course_id: int,
     request: Request,
     session: SessionDep,
+    access: CourseMember,
     sort: str = "name",
     q: str = "",
     show: str = "all",
 ) -> Response:
-    user = required_user(request, session)
-    course, role = _course(session, course_id, user)
+    course, role, user = access.course, access.role, access.user
     assignments = courses.assignments_of(session=session, course=course)
     titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
-    matrix = courses.grade_matrix(session=session, course=course) if role == "instructor" else None
+    matrix = (
+        courses.grade_matrix(session=session, course=course)
+        if role is MemberRole.INSTRUCTOR
+        else None
+    )
     return page(
         request,
         "course.html",
@@ -130,17 +103,15 @@ def course_page(
 
 @router.post("/courses/{course_id}/assignments")
 def assign_problem(
-    course_id: int,
-    request: Request,
     session: SessionDep,
+    access: CourseInstructor,
+    _csrf: CsrfChecked,
     problem: Annotated[str, Form()],
     due: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form(alias="csrf_token")] = "",
 ) -> Response:
-    check_csrf(request, csrf)
-    course = instructor_course(session, course_id, required_user(request, session))
+    course = access.course
     if catalog.live_version(session, problem) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {problem!r}.")
+        raise NotFoundError(f"Unknown problem {problem!r}.")
     try:
         due_at = utc_naive(datetime.fromisoformat(due.strip())) if due.strip() else None
     except ValueError:
@@ -153,15 +124,15 @@ def assign_problem(
 
 
 @router.get("/courses/{course_id}/grades.csv")
-def grades_csv(course_id: int, request: Request, session: SessionDep) -> Response:
-    course = instructor_course(session, course_id, required_user(request, session))
+def grades_csv(session: SessionDep, access: CourseInstructor) -> Response:
+    course = access.course
     body = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
     return csv_response(body, f"grades-course-{course.id}.csv")
 
 
 @router.get("/courses/{course_id}/submissions.csv")
-def submissions_csv(course_id: int, request: Request, session: SessionDep) -> Response:
-    course = instructor_course(session, course_id, required_user(request, session))
+def submissions_csv(session: SessionDep, access: CourseInstructor) -> Response:
+    course = access.course
     body = courses.submissions_csv(session=session, course=course)
     return csv_response(body, f"submissions-course-{course.id}.csv")
 

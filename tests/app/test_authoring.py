@@ -75,6 +75,7 @@ def wait_for_check(number: int, timeout: float = 300.0) -> ProblemVersion:
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_the_check_runs_in_the_background_and_a_passed_version_is_published(
     browser: TestClient,
 ) -> None:
@@ -88,6 +89,12 @@ def test_the_check_runs_in_the_background_and_a_passed_version_is_published(
     preview = browser.get(f"/author/problems/{BANK_SLUG}?version=2").text
     assert "reference: accepted" in preview and "starter:" in preview
     assert "reference and mistakes" in preview  # a timing row
+    # The check ran the reference; its sample outputs are stored for pages right after.
+    deadline = time.monotonic() + 60
+    while "being prepared" in preview and time.monotonic() < deadline:
+        time.sleep(0.5)
+        preview = browser.get(f"/author/problems/{BANK_SLUG}?version=2").text
+    assert "<summary>tiny</summary>" in preview and "<th>expected</th>" in preview
 
     published = browser.post(
         f"/author/problems/{BANK_SLUG}/versions/2/publish", data={"csrf_token": token}

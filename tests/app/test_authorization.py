@@ -72,6 +72,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /healthz": everyone(),
     "GET /readyz": everyone(),
     "GET /assets/highlight.css": everyone(),
+    "GET /assets/verdicts.css": everyone(),
     "GET /static": everyone(),
     "GET /login": everyone(),
     "POST /login": everyone(),

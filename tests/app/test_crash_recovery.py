@@ -22,7 +22,8 @@ import pytest
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
 
-pytestmark = pytest.mark.slow
+# Each server prepares the problems at start (trusted runs in grading children).
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
 
 SLUG = "scan-microbatched-grads"
 REFERENCE = (PROJECT_ROOT / "reference_solutions" / f"{SLUG}.py").read_text()

@@ -13,7 +13,8 @@ import pytest
 from bench.http_load import Client, run
 from tests.app.server import Server, jaxjudge, server_env
 
-pytestmark = pytest.mark.slow
+# Each server prepares the problems at start (trusted runs in grading children).
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
 
 
 def test_a_hundred_concurrent_token_clients_get_no_errors(tmp_path: Path) -> None:

@@ -10,6 +10,9 @@ from fastapi.testclient import TestClient
 
 from app.data import accounts
 from app.main import create_app
+from app.web.auth import safe_next
+from grader.samples import SampleView
+from tests.app.conftest import store_samples
 
 
 @pytest.fixture
@@ -37,6 +40,54 @@ def test_pages_need_a_signed_in_user(browser: TestClient) -> None:
     answer = browser.get("/problems/nnx-grad-accumulation", follow_redirects=False)
     assert answer.status_code == 303
     assert answer.headers["location"] == "/login?next=/problems/nnx-grad-accumulation"
+
+
+def test_signing_in_goes_back_to_the_page_that_asked(browser: TestClient) -> None:
+    sign_up(browser)
+    browser.post("/logout", data={"csrf_token": csrf(browser, "/login")})
+    asked = browser.get("/courses?tab=mine", follow_redirects=False)
+    assert asked.headers["location"] == "/login?next=/courses%3Ftab%3Dmine"
+    form = browser.get(asked.headers["location"]).text
+    assert '<input type="hidden" name="next" value="/courses?tab=mine">' in form
+    answer = browser.post(
+        "/login",
+        data={"name": "ada", "password": "correct horse", "next": "/courses?tab=mine",
+              "csrf_token": csrf(browser, "/login")},
+        follow_redirects=False,
+    )  # fmt: skip
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/courses?tab=mine"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://evil.example/",
+        "//evil.example/x",
+        "/\\evil.example",
+        "evil",
+        "/ok\r\nSet-Cookie: x=1",
+        "",
+    ],
+)
+def test_next_never_leaves_the_site(target: str) -> None:
+    assert safe_next(target) == "/"
+
+
+def test_next_keeps_paths_and_queries_of_this_site() -> None:
+    assert safe_next("/problems/x?tab=history") == "/problems/x?tab=history"
+
+
+def test_a_denied_page_is_a_page_and_the_api_answers_json(browser: TestClient) -> None:
+    sign_up(browser)
+    page = browser.get("/courses/999")
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
+    assert "No course 999." in page.text
+    assert '<a class="who" href="/account">ada</a>' in page.text  # still signed in, said so
+    api = browser.get("/api/submissions/999")
+    assert api.status_code == 404
+    assert api.json() == {"detail": "No submission 999."}
 
 
 def test_sign_up_lands_on_the_problem_list_grouped_by_track(browser: TestClient) -> None:
@@ -150,6 +201,7 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
         "/static/favicon.svg",
         "/static/style.css",
         "/assets/highlight.css",
+        "/assets/verdicts.css",
     ]
     assert browser.get("/problems/no-such-problem").status_code == 404
 
@@ -238,6 +290,15 @@ def test_the_walkthrough_and_reference_unlock_only_after_acceptance(browser: Tes
     assert "✓ solved" in browser.get("/").text
 
 
+def test_a_reference_that_failed_is_said_on_the_page_instead_of_samples(
+    browser: TestClient,
+) -> None:
+    sign_up(browser)
+    store_samples("scan-microbatched-grads", RuntimeError("the reference ran out of memory"))
+    page = browser.get("/problems/scan-microbatched-grads").text
+    assert "the reference failed (the reference ran out of memory)" in page
+
+
 def test_history_shows_each_submission_with_a_diff_against_the_previous(
     browser: TestClient,
 ) -> None:
@@ -250,14 +311,20 @@ def test_history_shows_each_submission_with_a_diff_against_the_previous(
     assert "+    return 2" in history
 
 
-def test_sample_cases_show_inputs_and_expected_values_and_code_is_coloured(
+def test_sample_cases_show_the_stored_inputs_and_expected_values_and_code_is_coloured(
     browser: TestClient,
 ) -> None:
     sign_up(browser)
-    page = browser.get("/problems/scan-microbatched-grads").text
+    slug = "scan-microbatched-grads"
+    assert "being prepared" in browser.get(f"/problems/{slug}").text  # no trusted run yet
+    store_samples(
+        slug, [SampleView(name="tiny", inputs={"xs": "float32(8,) [1 2]"}, expected=[0.25])]
+    )
+    page = browser.get(f"/problems/{slug}").text
+    assert "being prepared" not in page
     assert "<summary>tiny</summary>" in page
-    assert "float32(8,)" in page  # an input, with its values
-    assert "<th>expected</th>" in page
+    assert "float32(8,) [1 2]" in page  # an input, with its values
+    assert "<th>expected</th><td><pre>0.25</pre>" in page
     css = browser.get("/assets/highlight.css")
     assert css.status_code == 200
     assert ".highlight" in css.text

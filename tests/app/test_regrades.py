@@ -240,6 +240,7 @@ def test_only_the_course_instructor_regrades(
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
     course: int, private_bank: Path
 ) -> None:

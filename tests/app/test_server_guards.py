@@ -17,7 +17,8 @@ import pytest
 
 from tests.app.server import Server, server_env
 
-pytestmark = pytest.mark.slow
+# Each server prepares the problems at start (trusted runs in grading children).
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
 
 MIB = 2**20
 

@@ -17,7 +17,7 @@ import pytest
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.server, pytest.mark.sandbox]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Screenshots go to docs/screenshots only when asked (`make screenshots`):

@@ -43,6 +43,7 @@ def test_non_deterministic_hidden_cases_are_caught(problem_copy: tuple[Path, Pat
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Path, Path]) -> None:
     folder, references = problem_copy
     # A "mistake" that is really correct: no hidden case can separate it.
@@ -62,6 +63,7 @@ def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Pa
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_an_accepted_starter_and_a_broken_reference_are_reported(
     problem_copy: tuple[Path, Path],
 ) -> None:

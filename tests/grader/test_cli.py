@@ -25,6 +25,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_grade_json_prints_exactly_one_object_and_exits_zero_when_accepted() -> None:
     completed = run_cli("grade", "scan-microbatched-grads", str(REFERENCE), "--json")
     assert completed.returncode == 0, completed.stderr
@@ -57,6 +58,7 @@ def test_grade_json_prints_exactly_one_object_and_exits_zero_when_accepted() -> 
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 def test_grade_exits_one_with_a_readable_report_when_not_accepted(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.py"
     wrong.write_text(
@@ -102,6 +104,7 @@ def test_binary_and_oversized_files_are_refused(
     assert "larger than the 256 KiB limit" in capsys.readouterr().err
 
 
+@pytest.mark.sandbox
 def test_new_scaffolds_a_folder_that_check_explains(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,7 +14,7 @@ from grader.problem import Problem, load_problem
 from grader.scaffold import scaffold
 from grader.verdicts import Mode, Verdict
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 CORRECT = "def solve(x, scale):\n    return x * scale\n"
 

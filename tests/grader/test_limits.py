@@ -18,7 +18,7 @@ from grader.sandbox import SandboxLauncher
 from grader.scaffold import scaffold
 from grader.verdicts import Mode, Verdict
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 def cgroups_possible() -> bool:

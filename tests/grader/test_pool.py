@@ -21,7 +21,7 @@ from grader.scaffold import scaffold
 from grader.supervise import ProcessRunner
 from grader.verdicts import Mode, Verdict
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 SLOW_CORRECT = "import time\ndef solve(x, scale):\n    time.sleep(6)\n    return x * scale\n"
 

@@ -28,7 +28,7 @@ from grader.sandbox import SandboxLauncher
 from grader.scaffold import scaffold
 from grader.verdicts import Verdict
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 
 ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
 MARKER = "jaxjudge-hostile"

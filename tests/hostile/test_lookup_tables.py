@@ -15,7 +15,7 @@ from grader.problem import Problem, load_problem
 from grader.scaffold import scaffold
 from grader.verdicts import Verdict
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ from grader.scaffold import scaffold
 from grader.supervise import ProcessRunner
 from grader.verdicts import Mode, Verdict
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 
 REFERENCE = '''"""Reference (never shown to learners)."""
 

@@ -38,6 +38,7 @@ def test_problem_shape(folder: object) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("folder", FOLDERS, ids=SLUGS)
 def test_check_passes(folder: object) -> None:
     result = check_problem(folder)  # type: ignore[arg-type]

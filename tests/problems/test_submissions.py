@@ -32,6 +32,7 @@ def test_every_problem_has_accepted_alternatives_and_diagnosed_mistakes() -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_submission_gets_its_annotated_verdict(path: Path) -> None:
     text = path.read_text()

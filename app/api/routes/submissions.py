@@ -10,7 +10,6 @@ from app.api.deps import CurrentUser, SessionDep
 from app.core.config import grader_settings, settings
 from app.data import catalog
 from app.data import submissions as crud
-from app.errors import DomainError
 from app.grading import queue
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
@@ -62,8 +61,6 @@ def create_submission(
             max_submits_per_hour=settings.max_submits_per_hour,
             client_key=idempotency_key,
         )
-    except DomainError as error:
-        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(error)) from None
     except IntegrityError:  # the same key, sent twice at once: the other one won
         session.rollback()
         earlier = crud.submission_by_key(session=session, user=user, key=idempotency_key or "")

@@ -6,7 +6,6 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from app.api.deps import CurrentUser, SessionDep
 from app.data import api_tokens
-from app.errors import DomainError
 from app.schemas import TokenCreate, TokenCreated, TokenPublic, TokensPublic
 
 router = APIRouter(prefix="/api/tokens", tags=["tokens"])
@@ -21,12 +20,9 @@ def list_tokens(user: CurrentUser, session: SessionDep) -> TokensPublic:
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=TokenCreated)
 def create_token(body: TokenCreate, user: CurrentUser, session: SessionDep) -> TokenCreated:
     """A new token for the caller; the token itself is in this answer only."""
-    try:
-        token, row = api_tokens.create(
-            session=session, user=user, name=body.name, expires_in_days=body.expires_in_days
-        )
-    except DomainError as error:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
+    token, row = api_tokens.create(
+        session=session, user=user, name=body.name, expires_in_days=body.expires_in_days
+    )
     return TokenCreated(**TokenPublic.model_validate(row).model_dump(), token=token)
 
 

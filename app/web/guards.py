@@ -1,0 +1,108 @@
+"""Who may see a page, as dependencies a route declares in its signature.
+
+    def course_page(access: CourseMember) -> Response: ...
+
+`PageUser` is the signed-in user or None; `SignedInUser` sends everyone else to
+sign in (app/main.py turns `SignInRequiredError` into a redirect that comes back);
+`Staff`, `Publisher` and `Admin` require an account role; `CourseMember` and
+`CourseInstructor` resolve the path's ``course_id`` for a member (other courses do
+not exist for you: 404); `CsrfChecked` requires the form's ``csrf_token``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Form, Request
+
+from app.api.deps import SessionDep, session_user
+from app.core.sessions import check_csrf
+from app.data import courses
+from app.errors import ForbiddenError, NotFoundError
+from app.models import Course, User
+from app.vocabulary import PREVIEW_ROLES, PUBLISH_ROLES, MemberRole, Role
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """What a page's header shows of the signed-in user."""
+
+    name: str
+    role: Role
+
+
+class SignInRequiredError(Exception):
+    """A page that needs a signed-in user was asked for without one."""
+
+
+def _optional_user(request: Request, session: SessionDep) -> User | None:
+    user = session_user(request, session)
+    if user is not None:  # for an error page's header (app/main.py), after the session ends
+        request.state.viewer = Viewer(name=user.name, role=Role(user.role))
+    return user
+
+
+PageUser = Annotated[User | None, Depends(_optional_user)]
+
+
+def _signed_in_user(user: PageUser) -> User:
+    if user is None:
+        raise SignInRequiredError
+    return user
+
+
+SignedInUser = Annotated[User, Depends(_signed_in_user)]
+
+
+class RequireRole:
+    """A dependency admitting accounts with one of the given roles (403 otherwise)."""
+
+    def __init__(self, *roles: Role) -> None:
+        self.roles = roles
+
+    def __call__(self, user: SignedInUser) -> User:
+        if user.role not in self.roles:
+            raise ForbiddenError(f"Only {', '.join(self.roles)} accounts can do this.")
+        return user
+
+
+Staff = Annotated[User, Depends(RequireRole(*PREVIEW_ROLES))]
+Publisher = Annotated[User, Depends(RequireRole(*PUBLISH_ROLES))]
+Admin = Annotated[User, Depends(RequireRole(Role.ADMIN))]
+
+
+@dataclass(frozen=True)
+class CourseAccess:
+    """A course as one of its members sees it."""
+
+    course: Course
+    role: MemberRole
+    user: User
+
+
+def _course_member(course_id: int, user: SignedInUser, session: SessionDep) -> CourseAccess:
+    course = session.get(Course, course_id)
+    role = courses.membership(session=session, course=course, user=user) if course else None
+    if course is None or role is None:
+        raise NotFoundError(f"No course {course_id}.")
+    return CourseAccess(course=course, role=MemberRole(role), user=user)
+
+
+CourseMember = Annotated[CourseAccess, Depends(_course_member)]
+
+
+def _course_instructor(access: CourseMember) -> CourseAccess:
+    if access.role is not MemberRole.INSTRUCTOR:
+        raise ForbiddenError("Only the course's instructors can see this.")
+    return access
+
+
+CourseInstructor = Annotated[CourseAccess, Depends(_course_instructor)]
+
+
+def _csrf_form(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
+    check_csrf(request, csrf_token)
+
+
+CsrfChecked = Annotated[None, Depends(_csrf_form)]

@@ -1,0 +1,152 @@
+"""Learners' pages: the problem list, a problem's page (statement, samples, editor,
+hints, history), and its fragments (history, walkthrough) the page fetches."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy import select
+
+from app.api.deps import SessionDep
+from app.core.markdown import highlight_css, render_markdown
+from app.data import catalog
+from app.data import submissions as submission_data
+from app.errors import ForbiddenError, NotFoundError
+from app.models import ProblemVersion, Submission, User
+from app.web.guards import SignedInUser
+from app.web.render import page, verdicts_css
+from grader.problem import Problem
+from grader.verdicts import Mode, Verdict
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/assets/highlight.css")
+def highlight_stylesheet() -> Response:
+    """Pygments' colours for highlighted code (generated, served by the app)."""
+    return _stylesheet(highlight_css())
+
+
+@router.get("/assets/verdicts.css")
+def verdicts_stylesheet() -> Response:
+    """Each verdict's colour, generated from the verdict vocabulary."""
+    return _stylesheet(verdicts_css())
+
+
+def _stylesheet(text: str) -> Response:
+    return Response(text, media_type="text/css", headers={"Cache-Control": "max-age=86400"})
+
+
+def _statuses(session: SessionDep, user: User) -> dict[str, str]:
+    rows = session.execute(
+        select(Submission.problem, Submission.verdict).where(
+            Submission.user_id == user.id, Submission.mode == Mode.SUBMIT
+        )
+    )
+    statuses: dict[str, str] = {}
+    for slug, verdict in rows:
+        if verdict == Verdict.ACCEPTED:
+            statuses[slug] = "solved"
+        else:
+            statuses.setdefault(slug, "attempted")
+    return statuses
+
+
+@router.get("/", response_class=HTMLResponse)
+def problem_list(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    tracks: dict[str, list[Problem]] = {}
+    for _version, problem in catalog.live_problems(session):
+        tracks.setdefault(problem.config.track, []).append(problem)
+    return page(request, "problems.html", user, tracks=tracks, statuses=_statuses(session, user))
+
+
+def _live_or_404(session: SessionDep, slug: str) -> tuple[ProblemVersion, Problem]:
+    live = catalog.live_problem(session, slug)
+    if live is None:
+        raise NotFoundError(f"No problem {slug!r}.")
+    return live
+
+
+def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]:
+    """Each submit with its code and a diff against the previous submit."""
+    submissions = submission_data.submission_history(session=session, user=user, problem=slug)
+    rows = []
+    for index, submission in enumerate(submissions):
+        previous = submissions[index + 1] if index + 1 < len(submissions) else None
+        diff = ""
+        if previous is not None:
+            diff = "".join(
+                difflib.unified_diff(
+                    previous.code.splitlines(keepends=True),
+                    submission.code.splitlines(keepends=True),
+                    f"#{previous.id}",
+                    f"#{submission.id}",
+                )
+            )
+        rows.append({"submission": submission, "diff": diff or ("(no change)" if previous else "")})
+    return rows
+
+
+def signature_of(problem: Problem) -> str:
+    return f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+
+
+def walkthrough_views(problem: Problem) -> dict[str, str]:
+    """The walkthrough and the reference, rendered (shown after acceptance, and to authors)."""
+    return {
+        "walkthrough": render_markdown(problem.solution_walkthrough),
+        "reference": render_markdown(f"```python\n{problem.reference_source}\n```"),
+    }
+
+
+@router.get("/problems/{slug}/history", response_class=HTMLResponse)
+def history_fragment(
+    slug: str, request: Request, session: SessionDep, user: SignedInUser
+) -> Response:
+    _live_or_404(session, slug)
+    return page(request, "_history.html", user, history=_history(session, user, slug))
+
+
+@router.get("/problems/{slug}/walkthrough", response_class=HTMLResponse)
+def walkthrough_fragment(
+    slug: str, request: Request, session: SessionDep, user: SignedInUser
+) -> Response:
+    _version, problem = _live_or_404(session, slug)
+    if not submission_data.has_solved(session=session, user=user, problem=slug):
+        raise ForbiddenError("The walkthrough unlocks after an accepted submission.")
+    unlocked = walkthrough_views(problem)
+    return page(
+        request,
+        "_walkthrough.html",
+        user,
+        walkthrough=unlocked["walkthrough"],
+        reference=unlocked["reference"],
+    )
+
+
+@router.get("/problems/{slug}", response_class=HTMLResponse)
+def problem_page(slug: str, request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    version, problem = _live_or_404(session, slug)
+    # The learner's submits for this problem give its status too: no second query.
+    history = _history(session, user, slug)
+    verdicts = {row["submission"].verdict for row in history}
+    status_text = "solved" if Verdict.ACCEPTED in verdicts else "attempted" if history else "unseen"
+    revealed = submission_data.hints_revealed(session=session, user=user, problem=slug)
+    return page(
+        request,
+        "problem.html",
+        user,
+        problem=problem,
+        statement=render_markdown(problem.statement),
+        signature=signature_of(problem),
+        samples=catalog.stored_samples(version),
+        samples_error=version.samples_error,
+        hint_count=len(problem.hints),
+        hints=[render_markdown(h) for h in problem.hints[:revealed]],
+        status=status_text,
+        history=history,
+        unlocked=walkthrough_views(problem) if status_text == "solved" else None,
+    )

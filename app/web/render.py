@@ -1,0 +1,61 @@
+"""Rendering pages: the templates, the context every page gets (the user and the
+form token), and the filters that turn the platform's words into what people read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from app.core.config import PROJECT_ROOT
+from app.core.sessions import csrf_token
+from app.models import User
+from grader.verdicts import HEADLINES, TONES, Verdict
+
+templates = Jinja2Templates(directory=PROJECT_ROOT / "app" / "web" / "templates")
+
+
+def verdict_label(value: str | None) -> str:
+    """A verdict as people read it ("Wrong answer"); other words (a status) as they are."""
+    if not value:
+        return ""
+    try:
+        return HEADLINES[Verdict(value)]
+    except ValueError:
+        return value.replace("_", " ")
+
+
+def verdict_tone(value: str | None) -> str:
+    """The CSS class a verdict is coloured by (good, bad, warn, muted)."""
+    try:
+        return TONES[Verdict(value or "")]
+    except ValueError:
+        return "muted"
+
+
+_TONE_COLOURS = {"good": "--ok", "bad": "--bad", "warn": "--warn", "muted": "--muted"}
+
+
+def verdicts_css() -> str:
+    """One rule per verdict, generated from the vocabulary: nothing to keep in step."""
+    return "".join(
+        f".verdict.{verdict} {{ color: var({_TONE_COLOURS[tone]}); }}\n"
+        for verdict, tone in TONES.items()
+    )
+
+
+templates.env.filters["verdict_label"] = verdict_label
+templates.env.filters["verdict_tone"] = verdict_tone
+
+
+def page(
+    request: Request, template: str, user: User | None, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request,
+        template,
+        {"user": user, "csrf_token": csrf_token(request), **context},
+        status_code=status_code,
+    )
