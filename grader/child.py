@@ -14,6 +14,10 @@ own fds 1 and 2, which the parent reads separately with a byte cap.
 Nothing in this process ever holds expected outputs or the reference (unless
 the job is a trusted run of the reference itself), so there is nothing to
 peek at. Its frames are data, never verdicts: the parent decides.
+
+Longer than most modules on purpose: the sandbox mounts exactly the child's
+source files (grader/sandbox.py CHILD_FILES, checked by tests/grader/
+test_child_files.py), and every file added here is one more to mount and audit.
 """
 
 from __future__ import annotations
@@ -120,31 +124,42 @@ def _describe_exit(error: BaseException) -> str:
     return ""
 
 
-def _to_array(value: Any, max_elements: int, jax: Any) -> tuple[np.ndarray[Any, Any] | None, str]:
+@dataclass(frozen=True)
+class Converted:
+    """One returned value as the wire carries it: an array, or why it cannot be one
+    (``refusal`` is the verdict that reason stands for)."""
+
+    array: np.ndarray[Any, Any] | None
+    message: str = ""
+    refusal: Verdict | None = None
+
+
+def to_array(value: Any, max_elements: int, jax: Any) -> Converted:
     """Convert one returned value to a plain ndarray, or explain why it cannot be."""
     if value is None:
-        return None, "the function returned None; did you forget a return statement?"
+        return Converted(
+            None,
+            "the function returned None; did you forget a return statement?",
+            Verdict.WRONG_ANSWER,
+        )
     try:
         array = np.array(jax.device_get(value), copy=True)
     except BaseException as error:
-        return (
-            None,
-            f"the returned {type(value).__name__} could not be converted to an array: {_safe_str(error)}",
-        )
+        message = f"the returned {type(value).__name__} could not be converted to an array: {_safe_str(error)}"
+        return Converted(None, message, Verdict.WRONG_ANSWER)
     array = array.view(np.ndarray) if type(array) is not np.ndarray else array
     if array.size > max_elements:
-        return None, f"too large: {array.size} elements (the limit is {max_elements})"
+        message = f"too large: {array.size} elements (the limit is {max_elements})"
+        return Converted(None, message, Verdict.OUTPUT_LIMIT_EXCEEDED)
     if array.dtype.name not in protocol.WIRE_DTYPES:
         if np.issubdtype(array.dtype, np.floating) or jax.numpy.issubdtype(
             array.dtype, jax.numpy.floating
         ):
             array = array.astype(np.float32)  # bfloat16 and friends
         else:
-            return (
-                None,
-                f"the function returned a {type(value).__name__} of dtype {array.dtype}, not a numeric array",
-            )
-    return array, ""
+            message = f"the function returned a {type(value).__name__} of dtype {array.dtype}, not a numeric array"
+            return Converted(None, message, Verdict.WRONG_ANSWER)
+    return Converted(array)
 
 
 @dataclass(frozen=True)
@@ -171,7 +186,7 @@ def _run_case(
             not isinstance(values, tuple | list) or len(values) != job.n_outputs
         ):
             raise TypeError(f"expected a tuple of {job.n_outputs} outputs")
-        converted = [_to_array(item, job.max_elements, jax) for item in values]
+        converted = [to_array(item, job.max_elements, jax) for item in values]
     except BaseException as error:
         message = _describe_exit(error) + learner_traceback(error, solution.filename)
         channel.send(
@@ -186,9 +201,7 @@ def _run_case(
         )
         return
     seconds = time.perf_counter() - started
-    too_large = [
-        message for array, message in converted if array is None and message.startswith("too large")
-    ]
+    too_large = [c.message for c in converted if c.refusal is Verdict.OUTPUT_LIMIT_EXCEEDED]
     if too_large:
         channel.send(
             Kind.CASE_ERROR,
@@ -201,12 +214,14 @@ def _run_case(
             },
         )
         return
-    arrays = [array for array, _ in converted if array is not None]
+    arrays = [c.array for c in converted if c.array is not None]
     specs, data = protocol.pack_arrays(arrays)
     outputs: list[dict[str, Any]] = []
     spec_iter = iter(specs)
-    for array, message in converted:
-        outputs.append(next(spec_iter) if array is not None else {"invalid": message})
+    for conversion in converted:
+        outputs.append(
+            next(spec_iter) if conversion.array is not None else {"invalid": conversion.message}
+        )
     channel.send(Kind.CASE_RESULT, {**where, "seconds": seconds, "outputs": outputs}, data)
 
 

@@ -94,8 +94,9 @@ def signup(
     request: Request,
     session: SessionDep,
     _csrf: CsrfChecked,
-    name: Annotated[str, Form(max_length=200)],
-    password: Annotated[str, Form(max_length=1000)],
+    # Empty fields reach the account rules, which say what a name or password needs.
+    name: Annotated[str, Form(max_length=200)] = "",
+    password: Annotated[str, Form(max_length=1000)] = "",
     next: NextField = "/",
 ) -> Response:
     address = client_address(request)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from fastapi.testclient import TestClient
 from app.core import throttle
 from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import engine, migrate, session_scope
-from app.data import catalog
+from app.data import accounts, api_tokens, catalog
+from app.main import create_app
 from grader.samples import SampleView
 
 BANK_SLUG = "scan-microbatched-grads"
@@ -75,11 +77,37 @@ def store_samples(slug: str, outcome: list[SampleView] | Exception) -> None:
         catalog.store_samples(live, outcome)
 
 
+def in_process_client() -> TestClient:
+    """The app in-process with no grading workers and no trusted runs (no JAX)."""
+    return TestClient(create_app(workers=0, prepare=False))
+
+
+@pytest.fixture
+def client(database: str) -> Iterator[TestClient]:
+    with in_process_client() as test_client:
+        yield test_client
+
+
+def token_for(name: str, role: str = "learner") -> dict[str, str]:
+    """A new account's bearer header, for the JSON API."""
+    with session_scope() as session:
+        user = accounts.create_user(
+            session=session, name=name, password="long test password", role=role
+        )
+        return {"Authorization": f"Bearer {api_tokens.create(session=session, user=user)[0]}"}
+
+
+def form_token(client: TestClient, path: str) -> str:
+    """The CSRF token of the form on ``path``."""
+    found = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
+    assert found, f"no CSRF token on {path}"
+    return found.group(1)
+
+
 def sign_in(client: TestClient, name: str, password: str = "long test password") -> str:
     """Sign in through the form; returns the session's CSRF token for later forms."""
-    form = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text)
-    assert form
-    client.post("/login", data={"name": name, "password": password, "csrf_token": form[1]})
+    token = form_token(client, "/login")
+    client.post("/login", data={"name": name, "password": password, "csrf_token": token})
     meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
     assert meta, f"{name} is not signed in"
     return meta[1]

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
 import typing
-from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.core.config import settings
 from app.core.db import session_scope
-from app.data import accounts, api_tokens
 from app.grading.worker import EmbeddedWorkers
 from app.main import create_app
 from grader.problem import Problem
 from grader.report import CaseReport, GradeReport
 from grader.verdicts import Mode, Verdict
+from tests.app.conftest import token_for
 
 
 def stub_grader(
@@ -31,20 +31,6 @@ def stub_grader(
         score=1.0 if verdict is Verdict.ACCEPTED else 0.0,
         cases=[case],
     )
-
-
-@pytest.fixture
-def client(database: str) -> Iterator[TestClient]:
-    with TestClient(create_app(workers=0, prepare=False)) as test_client:
-        yield test_client
-
-
-def token_for(name: str, role: str = "learner") -> dict[str, str]:
-    with session_scope() as session:
-        user = accounts.create_user(
-            session=session, name=name, password="long test password", role=role
-        )
-        return {"Authorization": f"Bearer {api_tokens.create(session=session, user=user)[0]}"}
 
 
 def drain_queue() -> None:
@@ -99,6 +85,8 @@ def test_submit_then_poll_until_done(client: TestClient) -> None:
     done = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
     assert done["status"] == "done"
     assert done["verdict"] == "accepted"
+    assert done["verdict_label"] == "Accepted"  # the page's script shows these labels
+    assert [case["verdict_label"] for case in done["cases"]] == ["Accepted"]
     assert submitted_at <= done["started_at"] <= done["finished_at"]  # ISO, UTC, "Z"
     assert {"score", "cases", "diagnosis", "stdout", "versions", "seconds"} <= done.keys()
 
@@ -195,8 +183,11 @@ def test_api_docs_are_served_without_a_cdn(client: TestClient) -> None:
     assert client.get("/redoc").status_code == 404
 
 
-def test_a_created_submission_is_committed_before_the_answer(client: TestClient) -> None:
+def test_a_created_submission_is_committed_before_the_answer(database: str) -> None:
+    """Checked at the moment the answer's body is sent (a TestClient call returns only
+    after everything, teardown included, so looking afterwards would prove nothing)."""
     from sqlalchemy import select
+    from starlette.types import Message, Receive, Scope, Send
 
     from app.api import deps
     from app.models import Submission
@@ -205,10 +196,30 @@ def test_a_created_submission_is_committed_before_the_answer(client: TestClient)
     # sent; the session dependency must declare "function" to commit before.
     (dependency,) = typing.get_args(deps.SessionDep)[1:]
     assert dependency.scope == "function"
-    created = client.post(
-        "/api/submissions",
-        json={"problem": "scan-microbatched-grads", "code": "x"},
-        headers=token_for("ada"),
-    )
-    with session_scope() as session:
-        assert created.json()["id"] in session.scalars(select(Submission.id)).all()
+    app = create_app(workers=0, prepare=False)
+    committed_when_sent: list[bool] = []
+
+    async def watching(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_and_look(message: Message) -> None:
+            if (
+                scope["type"] == "http"
+                and scope["path"] == "/api/submissions"
+                and message["type"] == "http.response.body"
+                and message.get("body")
+            ):
+                sent_id = json.loads(message["body"])["id"]
+                with session_scope() as session:
+                    committed_when_sent.append(sent_id in session.scalars(select(Submission.id)))
+            await send(message)
+
+        await app(scope, receive, send_and_look)
+
+    headers = token_for("ada")
+    with TestClient(watching) as watched:
+        created = watched.post(
+            "/api/submissions",
+            json={"problem": "scan-microbatched-grads", "code": "x"},
+            headers=headers,
+        )
+    assert created.status_code == 202, created.text
+    assert committed_when_sent == [True]

@@ -11,9 +11,8 @@ from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
 from app.data import accounts, catalog
-from app.main import create_app
 from app.models import ProblemVersion
-from tests.app.conftest import BANK_SLUG, sign_in
+from tests.app.conftest import BANK_SLUG, in_process_client, sign_in
 
 NEW_SENTENCE = "This sentence exists only in version 2."
 
@@ -27,7 +26,7 @@ def browser(private_bank: Path) -> Iterator[TestClient]:
         accounts.create_user(session=session, name="ada", password="long test password")
     statement = private_bank / "problems" / BANK_SLUG / "statement.md"
     statement.write_text(statement.read_text() + f"\n{NEW_SENTENCE}\n")
-    with TestClient(create_app(workers=0, prepare=False)) as client:  # syncs: version 2 waits
+    with in_process_client() as client:  # syncs: version 2 waits
         yield client
 
 

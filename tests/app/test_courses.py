@@ -15,12 +15,11 @@ from sqlalchemy import select
 
 from app.core.db import session_scope
 from app.data import accounts, courses
-from app.main import create_app
 from app.models import Course, CourseMember, Submission, User
 from app.reports import analytics
 from grader.report import CaseReport, GradeReport
 from grader.verdicts import Mode, Verdict
-from tests.app.conftest import sign_in
+from tests.app.conftest import in_process_client, sign_in
 
 DUE = datetime(2026, 11, 1, 12, 0)
 JOINED = datetime(2026, 10, 1)
@@ -131,7 +130,7 @@ def test_spreadsheet_formulas_are_neutralised() -> None:
 
 @pytest.fixture
 def browser(seeded: int) -> Iterator[TestClient]:
-    with TestClient(create_app(workers=0, prepare=False)) as client:
+    with in_process_client() as client:
         yield client
 
 
@@ -217,7 +216,7 @@ def test_a_learner_timeline_shows_each_submission_with_code_and_verdict(
     timeline = browser.get(f"/courses/{seeded}/learners/{ada_id}").text
     assert timeline.index("2026-10-31") < timeline.index("2026-10-30")  # newest first
     assert "# ada at 2026-10-30 00:00:00" in timeline  # the code itself
-    assert "wrong answer" in timeline and DIAGNOSIS in timeline
+    assert "Wrong answer" in timeline and DIAGNOSIS in timeline
 
     browser.cookies.clear()
     sign_in(browser, "bob")  # a learner cannot read another learner's timeline

@@ -14,18 +14,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.data import accounts, api_tokens
 from app.data import submissions as crud
 from app.grading.worker import EmbeddedWorkers
-from app.main import create_app
 from app.models import Submission
 from grader.problem import Problem
 from grader.report import GradeReport
 from grader.verdicts import Mode, Verdict
+from tests.app.conftest import form_token, in_process_client
 
 
 @pytest.fixture
@@ -62,7 +61,7 @@ def bearer(quick: str) -> dict[str, str]:
 
 
 def test_a_locked_database_is_a_503_not_a_500(quick: str, bearer: dict[str, str]) -> None:
-    with TestClient(create_app(workers=0, prepare=False)) as client, locked(quick):
+    with in_process_client() as client, locked(quick):
         started = time.monotonic()
         answer = client.post(
             "/api/submissions",
@@ -84,9 +83,8 @@ def test_a_locked_database_is_a_503_not_a_500(quick: str, bearer: dict[str, str]
 def test_a_read_only_database_is_a_503_with_a_page_for_browsers(
     quick: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with TestClient(create_app(workers=0, prepare=False)) as client:
-        form = client.get("/signup").text
-        token = form.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    with in_process_client() as client:
+        token = form_token(client, "/signup")
         monkeypatch.setattr(settings, "database_url", f"sqlite:///file:{quick}?mode=ro&uri=true")
         answer = client.post(
             "/signup", data={"name": "bob", "password": "long test password", "csrf_token": token}
@@ -172,6 +170,6 @@ def test_a_finished_verdict_waits_for_the_database_and_is_recorded_once(
 def test_ids_past_the_databases_range_are_not_found(
     quick: str, bearer: dict[str, str], tmp_path: Path
 ) -> None:
-    with TestClient(create_app(workers=0, prepare=False)) as client:
+    with in_process_client() as client:
         assert client.get(f"/api/submissions/{2**63}", headers=bearer).status_code == 404
         assert client.get(f"/api/submissions/{2**64 + 5}", headers=bearer).status_code == 404

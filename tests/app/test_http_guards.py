@@ -12,13 +12,6 @@ from fastapi.testclient import TestClient
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
 from app.data import accounts, api_tokens
-from app.main import create_app
-
-
-@pytest.fixture
-def client(database: str) -> Iterator[TestClient]:
-    with TestClient(create_app(workers=0, prepare=False)) as test_client:
-        yield test_client
 
 
 @pytest.fixture

@@ -15,14 +15,13 @@ from app.core.db import session_scope
 from app.data import accounts, catalog, courses, regrades
 from app.data import submissions as crud
 from app.grading.worker import EmbeddedWorkers
-from app.main import create_app
 from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
 from app.reports.course_submissions import VERDICT, VERSION_ID, within
 from grader.grade import grade
 from grader.problem import Problem
 from grader.report import GradeReport
 from grader.verdicts import Mode, Verdict
-from tests.app.conftest import BANK_SLUG, sign_in
+from tests.app.conftest import BANK_SLUG, in_process_client, sign_in
 
 FIXED = "Clarified: the gradients are summed, then divided once."
 
@@ -82,7 +81,7 @@ def course(private_bank: Path) -> int:
 
 @pytest.fixture
 def browser(course: int) -> Iterator[TestClient]:
-    with TestClient(create_app(workers=0, prepare=False)) as client:
+    with in_process_client() as client:
         yield client
 
 

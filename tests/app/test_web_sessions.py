@@ -13,9 +13,8 @@ from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
 from app.data import accounts, api_tokens
-from app.main import create_app
 from app.models import ApiToken, utcnow
-from tests.app.conftest import sign_in
+from tests.app.conftest import in_process_client, sign_in
 
 GOOD = "long test password"
 
@@ -25,7 +24,7 @@ def app_client(database: str) -> Iterator[TestClient]:
     with session_scope() as session:
         accounts.create_user(session=session, name="ada", password=GOOD)
         accounts.create_user(session=session, name="root", password=GOOD, role="admin")
-    with TestClient(create_app(workers=0, prepare=False)) as client:
+    with in_process_client() as client:
         yield client
 
 
@@ -40,7 +39,9 @@ def signed_in(client: TestClient) -> bool:
     return client.get("/account", follow_redirects=False).status_code == 200
 
 
-def test_a_copied_cookie_stops_working_when_its_owner_signs_out(app_client: TestClient) -> None:
+def test_a_copied_cookie_stops_working_when_its_owner_signs_out(
+    app_client: TestClient,
+) -> None:
     token = sign_in(app_client, "ada", GOOD)
     thief = second_browser(app_client, app_client)
     assert signed_in(thief)

@@ -56,3 +56,24 @@ def test_submission_gets_its_annotated_verdict(path: Path) -> None:
         assert report.diagnosis == want
     if expected is Verdict.ACCEPTED:
         assert report.score == 1.0
+    per_case = case_verdicts(header(text, "cases"))
+    for name, verdict in per_case.items():
+        graded = [c.verdict for c in report.cases if c.name.split("@")[0] == name]
+        assert graded, f"no case named {name!r}"
+        assert set(graded) == {verdict}, f"{name}: {graded}"
+
+
+def case_verdicts(line: str | None) -> dict[str, Verdict]:
+    """``# cases: tiny=accepted four-chunks=wrong_answer`` (DMOJ's per-case expectations)."""
+    pairs = (item.partition("=") for item in (line or "").split())
+    return {name: Verdict(verdict) for name, _, verdict in pairs}
+
+
+def test_per_case_expectations_are_read_by_name() -> None:
+    assert case_verdicts("tiny=accepted many-chunks=wrong_answer") == {
+        "tiny": Verdict.ACCEPTED,
+        "many-chunks": Verdict.WRONG_ANSWER,
+    }
+    assert case_verdicts(None) == {}
+    with pytest.raises(ValueError, match="'AC' is not a valid Verdict"):
+        case_verdicts("tiny=AC")

@@ -29,7 +29,6 @@
     if (className) node.className = className;
     return node;
   };
-  const headline = (verdict) => verdict.replaceAll("_", " ").replace(/^./, (c) => c.toUpperCase());
   const shown = (outputs) => JSON.stringify(outputs && outputs.length === 1 ? outputs[0] : outputs);  // one output: no extra brackets
   const number = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
 
@@ -40,7 +39,7 @@
       panel.append(text("p", where, "pending"));
       return;
     }
-    panel.append(text("h3", `${headline(state.verdict)} · score ${Math.round(state.score * 100)}% · ${state.seconds}s`, `verdict ${state.verdict}`));
+    panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}% · ${state.seconds}s`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
     if (state.cases.length) {
@@ -51,7 +50,7 @@
         const row = document.createElement("tr");
         let details = c.message || "";
         if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
-        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : "sample"), text("td", headline(c.verdict), `verdict ${c.verdict}`),
+        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
                    text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
         table.append(row);
       }

@@ -1,5 +1,6 @@
 # expect: wrong_answer
 # diagnosis: none
+# cases: tiny=wrong_answer four-chunks=wrong_answer many-chunks=wrong_answer
 # why: shape (1,) where a scalar is expected is a shape error, even with the right value
 import jax.numpy as jnp
 

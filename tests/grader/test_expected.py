@@ -1,0 +1,109 @@
+"""Trusted outputs with a stand-in runner: what the reference and the mistakes
+produced is kept per case, cached on disk by content, and a failing reference
+is an error that names the case. No child is started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import expected
+from grader.config import settings
+from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
+from grader.problem import Problem, load_problem
+from grader.verdicts import Verdict
+
+
+class FakeRunner:
+    """Answers each case of solution ``s`` with ``s + case index`` (the reference is 0)."""
+
+    def __init__(self, *, failing_case: int | None = None) -> None:
+        self.jobs: list[Job] = []
+        self.failing_case = failing_case
+
+    def run(self, job: Job) -> RunOutcome:
+        self.jobs.append(job)
+        solutions = []
+        for s, _solution in enumerate(job.solutions):
+            cases = {
+                c: CaseOutcome(seconds=0.0, outputs=[np.array(float(s + c), dtype=np.float32)])
+                for c in range(len(job.cases))
+            }
+            if self.failing_case is not None:
+                cases[self.failing_case] = CaseOutcome(
+                    seconds=0.0, error_verdict=Verdict.RUNTIME_ERROR, message="ZeroDivisionError"
+                )
+            solutions.append(SolutionOutcome(cases=cases))
+        return RunOutcome(solutions=solutions, finished=True, wall_seconds=0.5)
+
+
+@pytest.fixture
+def problem(
+    problem_copy: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Problem:
+    monkeypatch.setattr(settings, "data_dir", tmp_path / "data")
+    folder, references = problem_copy
+    return load_problem(folder, references)
+
+
+def test_the_trusted_job_runs_the_reference_then_each_mistake_on_every_case(
+    problem: Problem,
+) -> None:
+    job = expected.trusted_job(problem, "cpu")
+    assert [s.name for s in job.solutions] == ["reference"] + [m.name for m in problem.mistakes]
+    assert len(job.cases) == len(list(problem.case_bank.keyed()))
+    assert not job.hidden_cases  # trusted: everything in one phase
+
+
+def test_outputs_are_kept_per_case_key_for_the_reference_and_each_mistake(
+    problem: Problem,
+) -> None:
+    trusted = expected.compute(problem, runner=FakeRunner())
+    keys = [key for key, _case in problem.case_bank.keyed()]
+    assert list(trusted.reference) == keys
+    assert [float(trusted.reference[key][0]) for key in keys[:3]] == [0.0, 1.0, 2.0]
+    first_mistake = problem.mistakes[0].name
+    assert float(trusted.mistakes[first_mistake][keys[0]][0]) == 1.0
+
+
+def test_a_reference_that_fails_names_the_case(problem: Problem) -> None:
+    with pytest.raises(expected.ReferenceRunError, match=r"case 'four-chunks': runtime_error"):
+        expected.compute(problem, runner=FakeRunner(failing_case=1))
+
+
+def test_a_mistake_that_fails_is_recorded_not_raised(problem: Problem) -> None:
+    class MistakeFails(FakeRunner):
+        def run(self, job: Job) -> RunOutcome:
+            outcome = super().run(job)
+            outcome.solutions[1].cases[0] = CaseOutcome(seconds=0.0, outputs=["returned None"])
+            return outcome
+
+    trusted = expected.compute(problem, runner=MistakeFails())
+    name = problem.mistakes[0].name
+    assert trusted.mistake_errors[name] == {"tiny": "returned None"}
+    assert "tiny" not in trusted.mistakes[name]
+
+
+def test_the_disk_cache_returns_the_same_arrays_without_running_again(problem: Problem) -> None:
+    runner = FakeRunner()
+    first = expected.load_or_compute(problem, runner=runner)
+    again = expected.load_or_compute(problem, runner=runner)
+    assert len(runner.jobs) == 1 and again.from_cache
+    assert again.reference.keys() == first.reference.keys()
+    for key, outputs in first.reference.items():
+        assert [o.tolist() for o in again.reference[key]] == [o.tolist() for o in outputs]
+        assert [o.dtype for o in again.reference[key]] == [o.dtype for o in outputs]
+    assert again.mistakes.keys() == first.mistakes.keys()
+
+
+def test_the_cache_key_follows_the_device_the_folder_and_the_reference(problem: Problem) -> None:
+    before = expected.cache_key(problem, "cpu")
+    assert expected.cache_key(problem, "cpu") == before
+    assert expected.cache_key(problem, "gpu") != before
+    (problem.folder / "statement.md").write_text("changed\n")
+    after_statement = expected.cache_key(problem, "cpu")
+    assert after_statement != before
+    problem.reference_path.write_text(problem.reference_path.read_text() + "\n# changed\n")
+    assert expected.cache_key(problem, "cpu") != after_statement
