@@ -51,6 +51,8 @@ def _sync_problems() -> None:
 
 
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
+    settings.check_for_production()  # no generated key, no cookies without TLS
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # As many request threads as the database pool has connections for them

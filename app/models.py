@@ -31,7 +31,7 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Disabled accounts: every session and token stops working at once.
     disabled_at: Mapped[datetime | None] = mapped_column(default=None)
-    # Per-account sign-in delay (app/accounts.py): exponential, never permanent.
+    # Per-account sign-in delay (app/data/accounts.py): exponential, never permanent.
     failed_sign_ins: Mapped[int] = mapped_column(default=0)
     sign_in_blocked_until: Mapped[datetime | None] = mapped_column(default=None)
 

@@ -20,7 +20,10 @@ sent SAMPLES_DONE. So whatever the child said about a sample was said before
 any hidden input existed in its memory.
 
 This module imports only the standard library and numpy, because the child
-loads it inside the sandbox before any learner code runs.
+loads it inside the sandbox before any learner code runs. It is longer than most
+on purpose: the frame format, the array encoding and the job message are the
+one contract both sides must agree on byte for byte, and it is one of the few
+files the sandbox mounts (grader/sandbox.py CHILD_FILES).
 """
 
 from __future__ import annotations

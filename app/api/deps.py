@@ -26,7 +26,7 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def session_user(request: Request, session: Session) -> User | None:
-    """The user of the browser's server-side session, if it is live (app/web_sessions.py)."""
+    """The user of the browser's server-side session, if it is live (app/data/web_sessions.py)."""
     if "session" not in request.scope:
         return None
     found = web_sessions.find(session=session, sid=request.session.get("sid"))

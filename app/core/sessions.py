@@ -2,7 +2,7 @@
 
 The cookie is Starlette's signed session (HttpOnly, SameSite=Lax, Secure
 behind TLS) and holds two random values: the id of a server-side session
-(app/web_sessions.py: who is signed in, revocable) and the CSRF token that
+(app/data/web_sessions.py: who is signed in, revocable) and the CSRF token that
 every state-changing form and API call from the page must echo, compared in
 constant time.
 """

@@ -3,7 +3,7 @@
 The address is the direct peer's, unless the peer is a reverse proxy named in
 ``--forwarded-allow-ips`` (then uvicorn takes it from X-Forwarded-For): a
 client cannot choose it by sending a header. Accounts have their own delay,
-kept in the database (app/accounts.py).
+kept in the database (app/data/accounts.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A token is ``jj_`` and 43 random characters, shown once; only its SHA-256 is
 stored. A token stops working when it is revoked (deleted), when it expires,
 or while its owner is disabled. Its use is noted in memory and written in the
-background (app/usage.py): authenticating a request writes nothing.
+background (app/data/usage.py): authenticating a request writes nothing.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ version that produced it; discarding changes nothing.
 
 A regrade targets the live version or one whose check passed. Applied by the
 course's instructor, it changes only what that course sees (`course_verdicts`,
-app/course_submissions.py): another course that holds the same submission,
+app/reports/course_submissions.py): another course that holds the same submission,
 and the learner's own pages, keep their verdict. An author or an admin may
 apply it platform-wide instead, which rewrites the submissions themselves.
 """

@@ -1,4 +1,4 @@
-"""Data functions for submissions and hints: keyword-only arguments, no HTTP concerns."""
+"""Data functions for submissions: keyword-only arguments, no HTTP concerns."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.errors import TooManyError
-from app.models import HintReveal, Submission, User, utcnow
+from app.models import Submission, User, utcnow
 
 
 def queued_count(*, session: Session, user_id: int) -> int:
@@ -81,27 +81,6 @@ def submission_by_key(*, session: Session, user: User, key: str) -> Submission |
     return session.scalar(
         select(Submission).where(Submission.user_id == user.id, Submission.client_key == key)
     )
-
-
-def hints_revealed(*, session: Session, user: User, problem: str) -> int:
-    row = session.scalar(
-        select(HintReveal).where(HintReveal.user_id == user.id, HintReveal.problem == problem)
-    )
-    return row.revealed if row else 0
-
-
-def reveal_next_hint(*, session: Session, user: User, problem: str, available: int) -> int:
-    """Reveal one more hint (never past the last); returns how many are revealed."""
-    row = session.scalar(
-        select(HintReveal).where(HintReveal.user_id == user.id, HintReveal.problem == problem)
-    )
-    if row is None:
-        row = HintReveal(user_id=user.id, problem=problem, revealed=0)
-        session.add(row)
-    row.revealed = min(available, row.revealed + 1)
-    row.updated_at = utcnow()
-    session.flush()
-    return row.revealed
 
 
 def has_solved(*, session: Session, user: User, problem: str) -> bool:

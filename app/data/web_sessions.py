@@ -5,7 +5,7 @@ Any server instance or worker checks the same table, so signing out, changing
 the password or disabling the account ends a session everywhere at once; a
 copied cookie stops working with it. Sessions last ``SESSION_DAYS`` at most.
 ``last_seen_at`` is noted in memory and written in the background
-(app/usage.py), so reading pages never takes the database's write lock.
+(app/data/usage.py), so reading pages never takes the database's write lock.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 device, pool, the jobs in hand. Readiness (`/readyz`) and operators read it.
 
 A grading process is named ``host:pid-starttime`` (grader/cgroups.py
-``process_tag``), which is also the prefix of its lease owners (app/queue.py).
+``process_tag``), which is also the prefix of its lease owners (app/grading/queue.py).
 """
 
 from __future__ import annotations

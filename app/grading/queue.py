@@ -14,7 +14,7 @@ Leases are short (15 s, renewed every 5 s); a worker that starts also frees
 at once the leases of dead grading processes on its own host
 (``release_dead``), so a crash costs seconds, not a lease's length.
 
-A lease owner is ``host:pid-starttime:thread`` (app/worker.py): the start time
+A lease owner is ``host:pid-starttime:thread`` (app/grading/worker.py): the start time
 tells a dead process from a new one that reused its pid.
 Regrade items (`regrade_items`) are leased the same way; workers take them
 only when no submission is waiting, so a regrade never delays learners.

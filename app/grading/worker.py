@@ -3,14 +3,14 @@
 `EmbeddedWorkers` runs worker threads inside `jaxjudge serve` (the embedded
 default) or alone in `jaxjudge worker` (more machines). Each thread loops:
 claim with a lease, renew the lease while grading, record the result. Grading
-goes through one warm pool of sandboxes per device (app/grading.py).
+goes through one warm pool of sandboxes per device (app/grading/runs.py).
 
 Faults: when the database fails, a thread backs off exponentially (0.5 s to
 30 s) and logs one line when it starts failing and one when it recovers, not
 a traceback per poll. A finished verdict whose write fails is retried with the
 same back-off for as long as the lease is not someone else's: never silently
 dropped, never recorded twice. At start, leases held by dead grading processes
-on this host are released at once (app/queue.py ``release_dead``).
+on this host are released at once (app/grading/queue.py ``release_dead``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from app.api.deps import SessionDep
 from app.data import catalog, courses, regrades
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.models import Course, Regrade, User
-from app.reports import analytics, charts
+from app.reports import analytics, charts, timeline
 from app.vocabulary import PUBLISH_ROLES, MemberRole
 from app.web.guards import CourseInstructor, CsrfChecked
 from app.web.render import page
@@ -34,7 +34,7 @@ def learner_timeline(
     role = courses.membership(session=session, course=course, user=learner) if learner else None
     if learner is None or role != MemberRole.LEARNER:
         raise NotFoundError("No such learner in this course.")
-    entries = courses.timeline(session=session, course=course, learner=learner)
+    entries = timeline.timeline(session=session, course=course, learner=learner)
     return page(
         request,
         "learner.html",

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from app.api.deps import SessionDep
 from app.data import catalog, courses
 from app.errors import DomainError, NotFoundError
+from app.reports import exports, gradebook
 from app.vocabulary import MemberRole
 from app.web.guards import CourseInstructor, CourseMember, CsrfChecked, SignedInUser
 from app.web.render import page
@@ -83,7 +84,7 @@ def course_page(
     assignments = courses.assignments_of(session=session, course=course)
     titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
     matrix = (
-        courses.grade_matrix(session=session, course=course)
+        gradebook.grade_matrix(session=session, course=course)
         if role is MemberRole.INSTRUCTOR
         else None
     )
@@ -126,14 +127,14 @@ def assign_problem(
 @router.get("/courses/{course_id}/grades.csv")
 def grades_csv(session: SessionDep, access: CourseInstructor) -> Response:
     course = access.course
-    body = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
+    body = exports.matrix_csv(gradebook.grade_matrix(session=session, course=course))
     return csv_response(body, f"grades-course-{course.id}.csv")
 
 
 @router.get("/courses/{course_id}/submissions.csv")
 def submissions_csv(session: SessionDep, access: CourseInstructor) -> Response:
     course = access.course
-    body = courses.submissions_csv(session=session, course=course)
+    body = exports.submissions_csv(session=session, course=course)
     return csv_response(body, f"submissions-course-{course.id}.csv")
 
 

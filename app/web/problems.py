@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from app.api.deps import SessionDep
 from app.core.markdown import highlight_css, render_markdown
-from app.data import catalog
+from app.data import catalog, hints
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, Submission, User
@@ -134,7 +134,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
     history = _history(session, user, slug)
     verdicts = {row["submission"].verdict for row in history}
     status_text = "solved" if Verdict.ACCEPTED in verdicts else "attempted" if history else "unseen"
-    revealed = submission_data.hints_revealed(session=session, user=user, problem=slug)
+    revealed = hints.hints_revealed(session=session, user=user, problem=slug)
     return page(
         request,
         "problem.html",
@@ -145,7 +145,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         samples=catalog.stored_samples(version),
         samples_error=version.samples_error,
         hint_count=len(problem.hints),
-        hints=[render_markdown(h) for h in problem.hints[:revealed]],
+        hints=[render_markdown(text) for text in problem.hints[:revealed]],
         status=status_text,
         history=history,
         unlocked=walkthrough_views(problem) if status_text == "solved" else None,

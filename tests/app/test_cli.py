@@ -27,6 +27,25 @@ def test_serving_beyond_loopback_without_secure_cookies_warns(
     assert serving_warnings("0.0.0.0", "10.0.0.2") == []
 
 
+def test_serve_refuses_insecure_production_settings_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.core.config import InsecureSettingsError
+    from app.core.config import settings as web_settings
+    from app.main import create_app
+
+    monkeypatch.setattr(web_settings, "environment", "production")
+    monkeypatch.setattr(web_settings, "secret_key", None)
+    monkeypatch.setattr(web_settings, "secure_cookies", False)
+    assert main(["serve", "--port", "1"]) == 2
+    error = capsys.readouterr().err
+    assert "refusing to start in production" in error
+    assert "JAXJUDGE_SECRET_KEY" in error and "JAXJUDGE_SECURE_COOKIES" in error
+    assert len(error.strip().splitlines()) == 1
+    with pytest.raises(InsecureSettingsError):
+        create_app()  # however the app is started
+
+
 class _Answers(http.server.BaseHTTPRequestHandler):
     """A server that answers every request with a plain-text 500, or never."""
 

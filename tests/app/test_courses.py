@@ -16,7 +16,7 @@ from sqlalchemy import select
 from app.core.db import session_scope
 from app.data import accounts, courses
 from app.models import Course, CourseMember, Submission, User
-from app.reports import analytics
+from app.reports import analytics, exports, gradebook, timeline
 from grader.report import CaseReport, GradeReport
 from grader.verdicts import Mode, Verdict
 from tests.app.conftest import in_process_client, sign_in
@@ -86,7 +86,7 @@ def test_the_matrix_on_a_seeded_course(seeded: int) -> None:
     with session_scope() as session:
         course = session.get(Course, seeded)
         assert course is not None
-        matrix = courses.grade_matrix(session=session, course=course)
+        matrix = gradebook.grade_matrix(session=session, course=course)
         names = [learner.name for learner in matrix.learners]
         assert names == ["ada", "bob", "cy"]
         ada, bob, cy = matrix.learners
@@ -112,7 +112,7 @@ def test_the_csv_export(seeded: int) -> None:
     with session_scope() as session:
         course = session.get(Course, seeded)
         assert course is not None
-        text = courses.matrix_csv(courses.grade_matrix(session=session, course=course))
+        text = exports.matrix_csv(gradebook.grade_matrix(session=session, course=course))
     assert text.split("\r\n") == [
         "learner,scan-microbatched-grads score,scan-microbatched-grads late,nnx-grad-accumulation score,nnx-grad-accumulation late",
         "ada,1.00,no,0.00,no",
@@ -123,9 +123,9 @@ def test_the_csv_export(seeded: int) -> None:
 
 
 def test_spreadsheet_formulas_are_neutralised() -> None:
-    assert courses._safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert courses._safe("@SUM") == "'@SUM"
-    assert courses._safe("ada") == "ada"
+    assert exports.spreadsheet_safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert exports.spreadsheet_safe("@SUM") == "'@SUM"
+    assert exports.spreadsheet_safe("ada") == "ada"
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_the_matrix_sorts_and_filters(seeded: int) -> None:
     with session_scope() as session:
         course = session.get(Course, seeded)
         assert course is not None
-        matrix = courses.grade_matrix(session=session, course=course)
+        matrix = gradebook.grade_matrix(session=session, course=course)
 
         def names(**view: str) -> list[str]:
             return [u.name for u in matrix.rows(**view)]
@@ -257,7 +257,7 @@ def test_the_raw_submissions_csv(browser: TestClient, seeded: int) -> None:
     response = browser.get(f"/courses/{seeded}/submissions.csv")
     assert response.status_code == 200 and response.text.startswith("\ufeff")
     rows = list(csv.reader(io.StringIO(response.text.removeprefix("\ufeff"))))
-    assert rows[0] == list(courses.SUBMISSION_COLUMNS)
+    assert rows[0] == list(exports.SUBMISSION_COLUMNS)
     by_learner = [(r[1], r[2], r[4], r[6], r[9], r[10]) for r in rows[1:]]
     assert by_learner == [
         ("ada", "scan-microbatched-grads", "no", "wrong_answer", DIAGNOSIS, "# ada at 2026-10-30 00:00:00\n"),
@@ -280,14 +280,14 @@ def test_work_from_before_joining_or_on_other_problems_stays_out_of_the_course(
         submit(session, ada, "nnx-grad-accumulation", "accepted", datetime(2026, 9, 1))  # before
         submit(session, ada, "optax-multisteps", "accepted", datetime(2026, 11, 3))  # unassigned
         session.flush()
-        entries = courses.timeline(session=session, course=course, learner=ada)
+        entries = timeline.timeline(session=session, course=course, learner=ada)
         assert [(e.submission.problem, e.submission.created_at.day) for e in entries] == [
             ("scan-microbatched-grads", 31),
             ("scan-microbatched-grads", 30),
         ]
-        matrix = courses.grade_matrix(session=session, course=course)
+        matrix = gradebook.grade_matrix(session=session, course=course)
         assert matrix.cell(ada, "nnx-grad-accumulation").attempts == 0
-        assert "optax-multisteps" not in courses.submissions_csv(session=session, course=course)
+        assert "optax-multisteps" not in exports.submissions_csv(session=session, course=course)
 
 
 def test_a_due_date_with_an_offset_is_converted_to_utc(seeded: int, browser: TestClient) -> None:

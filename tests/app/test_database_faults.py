@@ -18,7 +18,7 @@ import pytest
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.data import accounts, api_tokens
-from app.data import submissions as crud
+from app.data import submissions as submission_data
 from app.grading.worker import EmbeddedWorkers
 from app.models import Submission
 from grader.problem import Problem
@@ -99,7 +99,7 @@ def test_workers_back_off_and_log_one_line_per_state_change(
     with session_scope() as session:
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
-        crud.create_submission(
+        submission_data.create_submission(
             session=session,
             user=ada,
             problem="scan-microbatched-grads",
@@ -138,7 +138,7 @@ def test_a_finished_verdict_waits_for_the_database_and_is_recorded_once(
     with session_scope() as session:
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
-        submission_id = crud.create_submission(
+        submission_id = submission_data.create_submission(
             session=session,
             user=ada,
             problem="scan-microbatched-grads",

@@ -234,12 +234,12 @@ def page_csrf(client: TestClient, path: str) -> str:
 
 def record_submission(name: str, code: str, verdict: str) -> None:
     from app.core.db import session_scope
-    from app.data import submissions as crud
+    from app.data import submissions as submission_data
 
     with session_scope() as session:
         user = accounts.user_by_name(session=session, name=name)
         assert user is not None
-        row = crud.create_submission(
+        row = submission_data.create_submission(
             session=session,
             user=user,
             problem="scan-microbatched-grads",

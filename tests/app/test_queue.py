@@ -8,7 +8,7 @@ import pytest
 
 from app.core.db import session_scope
 from app.data import accounts
-from app.data import submissions as crud
+from app.data import submissions as submission_data
 from app.errors import DomainError
 from app.grading import queue
 from app.models import Submission
@@ -24,7 +24,7 @@ def make_users_and_submissions(count: int, *, same_user: bool = False) -> list[i
         for index in range(count):
             user = users[0 if same_user else index]
             ids.append(
-                crud.create_submission(
+                submission_data.create_submission(
                     session=session, user=user, problem="p", code="c", mode="submit", max_queued=100
                 ).id
             )
@@ -130,6 +130,6 @@ def test_queue_position_and_per_user_cap(database: str) -> None:
         user = accounts.user_by_name(session=session, name="u0")
         assert user is not None
         with pytest.raises(DomainError, match="already have 3 submissions waiting"):
-            crud.create_submission(
+            submission_data.create_submission(
                 session=session, user=user, problem="p", code="c", mode="run", max_queued=3
             )

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from app.core.db import session_scope
 from app.data import accounts, catalog, courses, regrades
-from app.data import submissions as crud
+from app.data import submissions as submission_data
 from app.grading.worker import EmbeddedWorkers
 from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
 from app.reports.course_submissions import VERDICT, VERSION_ID, within
@@ -187,7 +187,7 @@ def test_every_new_submission_gets_its_own_secret_draw(course: int) -> None:
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         made = [
-            crud.create_submission(
+            submission_data.create_submission(
                 session=session, user=ada, problem=BANK_SLUG, code="x", mode="submit", max_queued=99
             ).hidden_draw
             for _ in range(8)

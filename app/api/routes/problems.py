@@ -1,11 +1,12 @@
+"""The problems as the API lists them, and revealing a problem's hints."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
 from app.api.deps import CurrentUser, SessionDep
 from app.core.markdown import render_markdown
-from app.data import catalog
-from app.data import submissions as crud
+from app.data import catalog, hints
 from app.schemas import ProblemPublic, ProblemsPublic
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
@@ -30,10 +31,12 @@ def reveal_hint(slug: str, user: CurrentUser, session: SessionDep) -> dict[str, 
     live = catalog.live_problem(session, slug)
     if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {slug!r}.")
-    hints = live[1].hints
-    revealed = crud.reveal_next_hint(session=session, user=user, problem=slug, available=len(hints))
+    texts = live[1].hints
+    revealed = hints.reveal_next_hint(
+        session=session, user=user, problem=slug, available=len(texts)
+    )
     return {
         "revealed": revealed,
-        "count": len(hints),
-        "hints": [render_markdown(hint) for hint in hints[:revealed]],
+        "count": len(texts),
+        "hints": [render_markdown(text) for text in texts[:revealed]],
     }

@@ -1,3 +1,5 @@
+"""The submissions API: create (answered at once with an id), read (the learner's view)."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -9,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from app.api.deps import CurrentUser, SessionDep
 from app.core.config import grader_settings, settings
 from app.data import catalog
-from app.data import submissions as crud
+from app.data import submissions as submission_data
 from app.grading import queue
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
@@ -37,7 +39,9 @@ def create_submission(
 ) -> SubmissionCreated:
     """Store the submission and queue it; grading happens in a worker."""
     if idempotency_key and (
-        earlier := crud.submission_by_key(session=session, user=user, key=idempotency_key)
+        earlier := submission_data.submission_by_key(
+            session=session, user=user, key=idempotency_key
+        )
     ):
         return SubmissionCreated(id=earlier.id)
     live = catalog.live_version(session, body.problem)
@@ -50,7 +54,7 @@ def create_submission(
             f"The code is {size // 1024} KiB; the limit is {grader_settings.max_source_bytes // 1024} KiB.",
         )
     try:
-        submission = crud.create_submission(
+        submission = submission_data.create_submission(
             session=session,
             user=user,
             problem=body.problem,
@@ -63,7 +67,9 @@ def create_submission(
         )
     except IntegrityError:  # the same key, sent twice at once: the other one won
         session.rollback()
-        earlier = crud.submission_by_key(session=session, user=user, key=idempotency_key or "")
+        earlier = submission_data.submission_by_key(
+            session=session, user=user, key=idempotency_key or ""
+        )
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)

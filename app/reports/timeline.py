@@ -1,0 +1,56 @@
+"""A course's submits as the course sees them: late flags, the version that graded
+each, and the course's own verdicts (a course-scoped regrade's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from app.data import courses
+from app.models import Course, ProblemVersion, Submission, User
+from app.reports.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
+from grader.report import GradeReport
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """A submit as the course sees it: its verdict, score and report may be the
+    course's own (app/reports/course_submissions.py)."""
+
+    submission: Submission
+    late: bool
+    version: int | None
+    verdict: str | None
+    score: float | None
+    result_json: str | None
+
+    @property
+    def report(self) -> GradeReport | None:
+        return GradeReport.from_stored(self.result_json)
+
+
+def course_submits(
+    session: Session, course: Course, user_ids: list[int] | None, *, newest_first: bool
+) -> list[TimelineEntry]:
+    """The course's submits (of these learners, or all), with late flags and the number
+    of the version that graded each."""
+    due = {a.problem: a.due_at for a in courses.assignments_of(session=session, course=course)}
+    query = (
+        within(course, Submission, ProblemVersion.number, VERDICT, SCORE, RESULT_JSON)
+        .outerjoin(ProblemVersion, ProblemVersion.id == VERSION_ID)
+        .order_by(Submission.id.desc() if newest_first else Submission.id)
+    )
+    if user_ids is not None:
+        query = query.where(Submission.user_id.in_(user_ids))
+    entries = []
+    for submission, number, verdict, score, result_json in session.execute(query):
+        deadline = due.get(submission.problem)
+        late = deadline is not None and submission.created_at > deadline
+        entries.append(TimelineEntry(submission, late, number, verdict, score, result_json))
+    return entries
+
+
+def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
+    """A learner's submits within the course, newest first."""
+    return course_submits(session, course, [learner.id], newest_first=True)

@@ -1,0 +1,34 @@
+"""The documentation's module map matches the tree: every module is named in
+docs/architecture.md, and every source path the docs or a module names exists."""
+
+from __future__ import annotations
+
+import re
+
+from grader.config import PROJECT_ROOT
+
+ARCHITECTURE = (PROJECT_ROOT / "docs" / "architecture.md").read_text()
+DOCS = [*(PROJECT_ROOT / "docs").glob("*.md"), PROJECT_ROOT / "README.md"]
+
+
+def modules() -> list[str]:
+    found = []
+    for package in ("app", "grader"):
+        for path in sorted((PROJECT_ROOT / package).rglob("*.py")):
+            if path.name != "__init__.py":
+                found.append(str(path.relative_to(PROJECT_ROOT)))
+    return found
+
+
+def test_every_module_is_on_the_map() -> None:
+    missing = [path for path in modules() if path.rsplit("/", 1)[-1] not in ARCHITECTURE]
+    assert missing == []
+
+
+def test_every_source_path_the_docs_and_docstrings_name_exists() -> None:
+    named = set()
+    sources = [PROJECT_ROOT / path for path in modules()]
+    for doc in DOCS + sources:
+        named |= set(re.findall(r"\b((?:app|grader|tests)/[\w/]+\.py)\b", doc.read_text()))
+    assert named, "the docs name no source file at all"
+    assert sorted(path for path in named if not (PROJECT_ROOT / path).is_file()) == []
