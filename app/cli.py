@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.client import CommandError
+from app.vocabulary import SubmissionStatus
+from grader.verdicts import Mode, Verdict
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -135,16 +137,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         "POST", "/api/submissions", {"problem": args.slug, "code": code, "mode": args.mode}
     )
     deadline = time.monotonic() + args.timeout
-    state: dict[str, Any] = {"status": "queued"}
+    state: dict[str, Any] = {"status": SubmissionStatus.QUEUED}
     while time.monotonic() < deadline:
         state = client.request("GET", f"/api/submissions/{created['id']}")
-        if state["status"] == "done":
+        if state["status"] == SubmissionStatus.DONE:
             if args.json:
                 print(json.dumps(state))
             else:
                 report = GradeReport.from_json({**state, "problem": args.slug, "mode": args.mode})
                 print(render_text(report))
-            return EXIT_OK if state["verdict"] == "accepted" else EXIT_FAILED
+            return EXIT_OK if state["verdict"] == Verdict.ACCEPTED else EXIT_FAILED
         time.sleep(0.5)
     raise CommandError(
         f"no verdict within {args.timeout:g} s; submission {created['id']} is still"
@@ -195,7 +197,7 @@ def register(commands: Any) -> None:
     submit.add_argument("file")
     submit.add_argument("--server", default="http://127.0.0.1:8000")
     submit.add_argument("--token", default=None, help="API token (default: $JAXJUDGE_TOKEN)")
-    submit.add_argument("--mode", choices=["run", "submit"], default="submit")
+    submit.add_argument("--mode", choices=list(Mode), default=Mode.SUBMIT)
     submit.add_argument("--json", action="store_true")
     submit.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for the verdict"

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)  # stored naive, always UTC
@@ -16,7 +18,7 @@ class Base(DeclarativeBase):
     pass
 
 
-ROLES = ("learner", "author", "instructor", "admin")
+ROLES = tuple(Role)
 
 
 class User(Base):
@@ -27,7 +29,7 @@ class User(Base):
     # NFKC + case-folded: unique, so "Alice" (or full-width "alice") cannot sit beside "alice".
     canonical_name: Mapped[str] = mapped_column(String(80), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
-    role: Mapped[str] = mapped_column(String(16), default="learner")
+    role: Mapped[str] = mapped_column(String(16), default=Role.LEARNER)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Disabled accounts: every session and token stops working at once.
     disabled_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -79,7 +81,7 @@ class Submission(Base):
     problem: Mapped[str] = mapped_column(String(100))
     mode: Mapped[str] = mapped_column(String(8))  # run | submit
     code: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(8), default="queued")  # queued | running | done
+    status: Mapped[str] = mapped_column(String(8), default=SubmissionStatus.QUEUED)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -159,7 +161,7 @@ class ProblemVersion(Base):
     title: Mapped[str] = mapped_column(String(120))
     files_json: Mapped[str] = mapped_column(Text)  # grader.snapshot.encode
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    check_status: Mapped[str] = mapped_column(String(16), default="unchecked")
+    check_status: Mapped[str] = mapped_column(String(16), default=CheckStatus.UNCHECKED)
     # unchecked | running | passed | failed
     check_json: Mapped[str | None] = mapped_column(Text, default=None)
     checked_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -209,7 +211,7 @@ class Regrade(Base):
     version_id: Mapped[int] = mapped_column(ForeignKey("problem_versions.id"))
     created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    status: Mapped[str] = mapped_column(String(16), default="running")
+    status: Mapped[str] = mapped_column(String(16), default=RegradeStatus.RUNNING)
     # running | ready | applied | discarded
     decided_at: Mapped[datetime | None] = mapped_column(default=None)
     scope: Mapped[str | None] = mapped_column(String(16), default=None)  # course | platform
@@ -245,7 +247,7 @@ class RegradeItem(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id", ondelete="CASCADE"))
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(8), default="queued")  # queued | running | done
+    status: Mapped[str] = mapped_column(String(8), default=SubmissionStatus.QUEUED)
     lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     attempts: Mapped[int] = mapped_column(default=0)

@@ -24,6 +24,7 @@ from app.core import names, passwords
 from app.core.security import hash_password, verify_password
 from app.errors import ConflictError, InvalidInputError
 from app.models import ROLES, ApiToken, User, WebSession, utcnow
+from app.vocabulary import Role
 
 FREE_FAILURES = 5
 FIRST_DELAY = timedelta(seconds=30)
@@ -38,7 +39,7 @@ def sign_in_delay(failures: int) -> timedelta:
     return min(MAX_DELAY, delay)
 
 
-def create_user(*, session: Session, name: str, password: str, role: str = "learner") -> User:
+def create_user(*, session: Session, name: str, password: str, role: str = Role.LEARNER) -> User:
     if role not in ROLES:
         raise InvalidInputError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
     if (problem := names.problem_with(name)) is not None:

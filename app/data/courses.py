@@ -11,14 +11,13 @@ from sqlalchemy.orm import Session
 
 from app.errors import ForbiddenError, InvalidInputError
 from app.models import Assignment, Course, CourseMember, User
-from app.vocabulary import MemberRole
+from app.vocabulary import COURSE_CREATOR_ROLES, MemberRole
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
-STAFF_ROLES = ("instructor", "admin")
 
 
 def create_course(*, session: Session, name: str, instructor: User) -> Course:
-    if instructor.role not in STAFF_ROLES:
+    if instructor.role not in COURSE_CREATOR_ROLES:
         raise ForbiddenError("only instructors can create courses")
     if not 1 <= len(name.strip()) <= 120:
         raise InvalidInputError("a course name is 1-120 characters")
@@ -27,7 +26,9 @@ def create_course(*, session: Session, name: str, instructor: User) -> Course:
     )
     session.add(course)
     session.flush()
-    session.add(CourseMember(course_id=course.id, user_id=instructor.id, role="instructor"))
+    session.add(
+        CourseMember(course_id=course.id, user_id=instructor.id, role=MemberRole.INSTRUCTOR)
+    )
     session.flush()
     return course
 
@@ -37,7 +38,7 @@ def join_course(*, session: Session, code: str, user: User) -> Course:
     if course is None:
         raise InvalidInputError("no course has that join code")
     if membership(session=session, course=course, user=user) is None:
-        session.add(CourseMember(course_id=course.id, user_id=user.id, role="learner"))
+        session.add(CourseMember(course_id=course.id, user_id=user.id, role=MemberRole.LEARNER))
         session.flush()
     return course
 

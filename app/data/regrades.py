@@ -33,8 +33,10 @@ from app.models import (
     utcnow,
 )
 from app.reports.course_submissions import SCORE, VERDICT, VERSION_ID, within
+from app.vocabulary import CheckStatus, RegradeStatus, SubmissionStatus
+from grader.verdicts import Mode
 
-PENDING = ("running", "ready")
+PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)
 
 
 def start(*, session: Session, course: Course, version: ProblemVersion, by: User) -> Regrade:
@@ -43,7 +45,7 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
     live = session.scalar(
         select(ProblemRecord.live_version_id).where(ProblemRecord.slug == version.slug)
     )
-    if version.id != live and version.check_status != "passed":
+    if version.id != live and version.check_status != CheckStatus.PASSED:
         raise ConflictError(
             f"v{version.number} of {version.slug} is neither live nor checked; an author must"
             " run its check (and it must pass) before a course is regraded against it"
@@ -65,7 +67,7 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
             within(course, Submission.id, VERDICT, SCORE)
             .where(
                 Submission.problem == version.slug,
-                Submission.status == "done",
+                Submission.status == SubmissionStatus.DONE,
                 VERSION_ID.is_distinct_from(version.id),
             )
             .order_by(Submission.id)
@@ -101,7 +103,7 @@ def job_for(session: Session, item: RegradeItem) -> GradingJob:
         slug=regrade.problem,
         version_id=regrade.version_id,
         code=submission.code,
-        mode="submit",
+        mode=Mode.SUBMIT,
         attempts=item.attempts,
         hidden_draw=submission.hidden_draw or 0,  # the same hidden inputs as the first grading
     )
@@ -113,8 +115,8 @@ def finish_if_complete(session: Session, *, item_id: int) -> None:
         return
     regrade = session.get_one(Regrade, item.regrade_id)
     done, total = progress(session, regrade)
-    if regrade.status == "running" and done == total:
-        regrade.status = "ready"
+    if regrade.status == RegradeStatus.RUNNING and done == total:
+        regrade.status = RegradeStatus.READY
         session.flush()
 
 
@@ -126,7 +128,7 @@ def progress(session: Session, regrade: Regrade) -> tuple[int, int]:
             .group_by(RegradeItem.status)
         ).all()
     )
-    return rows.get("done", 0), sum(rows.values())
+    return rows.get(SubmissionStatus.DONE, 0), sum(rows.values())
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     """Make the new verdicts current, in the regrade's course (or, ``platform_wide``,
     for everyone: the caller checks that an author or admin asked). Returns how many
     verdicts changed."""
-    if regrade.status != "ready":
+    if regrade.status != RegradeStatus.READY:
         raise ConflictError(
             f"regrade #{regrade.id} is {regrade.status}; only a finished one applies"
         )
@@ -224,7 +226,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
             regrade.id,
             utcnow(),
         )
-    regrade.status = "applied"
+    regrade.status = RegradeStatus.APPLIED
     regrade.scope = "platform" if platform_wide else "course"
     regrade.decided_at = utcnow()
     session.flush()
@@ -237,10 +239,10 @@ def discard(session: Session, *, regrade: Regrade) -> None:
         raise ConflictError(f"regrade #{regrade.id} is already {regrade.status}")
     session.execute(
         delete(RegradeItem).where(
-            RegradeItem.regrade_id == regrade.id, RegradeItem.status != "done"
+            RegradeItem.regrade_id == regrade.id, RegradeItem.status != SubmissionStatus.DONE
         )
     )
-    regrade.status = "discarded"
+    regrade.status = RegradeStatus.DISCARDED
     regrade.decided_at = utcnow()
     session.flush()
 

@@ -10,12 +10,16 @@ from sqlalchemy.orm import Session
 
 from app.errors import TooManyError
 from app.models import Submission, User, utcnow
+from app.vocabulary import SubmissionStatus
+from grader.verdicts import Mode, Verdict
 
 
 def queued_count(*, session: Session, user_id: int) -> int:
     return (
         session.scalar(
-            select(func.count()).where(Submission.user_id == user_id, Submission.status != "done")
+            select(func.count()).where(
+                Submission.user_id == user_id, Submission.status != SubmissionStatus.DONE
+            )
         )
         or 0
     )
@@ -28,7 +32,7 @@ def submits_in_the_last_hour(*, session: Session, user_id: int, problem: str) ->
             select(func.count()).where(
                 Submission.user_id == user_id,
                 Submission.problem == problem,
-                Submission.mode == "submit",
+                Submission.mode == Mode.SUBMIT,
                 Submission.created_at >= since,
             )
         )
@@ -53,7 +57,7 @@ def create_submission(
             f"you already have {max_queued} submissions waiting; wait for one to finish"
         )
     if (
-        mode == "submit"
+        mode == Mode.SUBMIT
         and max_submits_per_hour is not None
         and submits_in_the_last_hour(session=session, user_id=user.id, problem=problem)
         >= max_submits_per_hour
@@ -90,8 +94,8 @@ def has_solved(*, session: Session, user: User, problem: str) -> bool:
             .where(
                 Submission.user_id == user.id,
                 Submission.problem == problem,
-                Submission.mode == "submit",
-                Submission.verdict == "accepted",
+                Submission.mode == Mode.SUBMIT,
+                Submission.verdict == Verdict.ACCEPTED,
             )
             .limit(1)
         )
@@ -107,7 +111,7 @@ def submission_history(*, session: Session, user: User, problem: str) -> list[Su
             .where(
                 Submission.user_id == user.id,
                 Submission.problem == problem,
-                Submission.mode == "submit",
+                Submission.mode == Mode.SUBMIT,
             )
             .order_by(Submission.id.desc())
         )

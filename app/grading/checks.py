@@ -14,6 +14,7 @@ from app.core.db import session_scope
 from app.data import catalog
 from app.grading import preparation
 from app.models import ProblemVersion, utcnow
+from app.vocabulary import CheckStatus
 
 log = logging.getLogger("jaxjudge.authoring")
 _one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per process
@@ -21,9 +22,9 @@ _one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per
 
 def request_check(session: Session, *, version: ProblemVersion) -> bool:
     """Mark the version as being checked and start the check; False if one is running."""
-    if version.check_status == "running":
+    if version.check_status == CheckStatus.RUNNING:
         return False
-    version.check_status = "running"
+    version.check_status = CheckStatus.RUNNING
     session.commit()  # the thread must see "running", and the page right after too
     threading.Thread(
         target=run_check, args=(version.id,), name=f"jaxjudge-check-{version.id}", daemon=True
@@ -53,7 +54,7 @@ def run_check(version_id: int) -> None:
                       "timings": {}, "text": ""}  # fmt: skip
         with session_scope() as session:
             version = session.get_one(ProblemVersion, version_id)
-            version.check_status = "passed" if report["ok"] else "failed"
+            version.check_status = CheckStatus.PASSED if report["ok"] else CheckStatus.FAILED
             version.check_json = json.dumps(report)
             version.checked_at = utcnow()
     # The check ran the reference: store the version's samples for its preview now.
@@ -64,6 +65,6 @@ def forget_interrupted_checks(session: Session) -> None:
     """At start: a check that was running when the server stopped will never finish."""
     session.execute(
         update(ProblemVersion)
-        .where(ProblemVersion.check_status == "running")
-        .values(check_status="unchecked")
+        .where(ProblemVersion.check_status == CheckStatus.RUNNING)
+        .values(check_status=CheckStatus.UNCHECKED)
     )

@@ -31,6 +31,7 @@ from sqlalchemy import ColumnElement, CursorResult, and_, exists, func, or_, sel
 from sqlalchemy.orm import Session, aliased
 
 from app.models import RegradeItem, Submission, utcnow
+from app.vocabulary import SubmissionStatus
 
 MAX_ATTEMPTS = 3
 
@@ -65,7 +66,7 @@ def _claimable(now: datetime) -> ColumnElement[bool]:
     busy_user = exists().where(
         other.user_id == Submission.user_id,
         other.id != Submission.id,
-        other.status == "running",
+        other.status == SubmissionStatus.RUNNING,
         other.lease_expires_at > now,
     )
     return and_(_free(Submission, now), ~busy_user)
@@ -73,8 +74,8 @@ def _claimable(now: datetime) -> ColumnElement[bool]:
 
 def _free(model: Leased, now: datetime) -> ColumnElement[bool]:
     return or_(
-        model.status == "queued",
-        and_(model.status == "running", model.lease_expires_at <= now),
+        model.status == SubmissionStatus.QUEUED,
+        and_(model.status == SubmissionStatus.RUNNING, model.lease_expires_at <= now),
     )
 
 
@@ -97,7 +98,7 @@ def _claim(
             update(model)
             .where(model.id == row_id, condition)
             .values(
-                status="running",
+                status=SubmissionStatus.RUNNING,
                 lease_owner=worker,
                 lease_expires_at=now + timedelta(seconds=lease_seconds),
                 attempts=model.attempts + 1,
@@ -140,7 +141,9 @@ def claim_regrade_item(session: Session, *, worker: str, lease_seconds: int) -> 
 
 def _held_by(model: Leased, row_id: int, worker: str) -> ColumnElement[bool]:
     """The row is running under `worker`'s lease."""
-    return and_(model.id == row_id, model.lease_owner == worker, model.status == "running")
+    return and_(
+        model.id == row_id, model.lease_owner == worker, model.status == SubmissionStatus.RUNNING
+    )
 
 
 def _renew(session: Session, model: Leased, row_id: int, worker: str, lease_seconds: int) -> bool:
@@ -165,7 +168,7 @@ def _finish(session: Session, model: Leased, row_id: int, worker: str, **values:
     statement = (
         update(model)
         .where(_held_by(model, row_id, worker))
-        .values(status="done", lease_owner=None, lease_expires_at=None, **values)
+        .values(status=SubmissionStatus.DONE, lease_owner=None, lease_expires_at=None, **values)
     )
     return _rows(session, statement) == 1
 
@@ -213,7 +216,7 @@ def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -
     for model in (Submission, RegradeItem):
         rows = session.execute(
             select(model.id, model.lease_owner).where(
-                model.status == "running", model.lease_owner.like(f"{host}:%")
+                model.status == SubmissionStatus.RUNNING, model.lease_owner.like(f"{host}:%")
             )
         ).all()
         for row_id, owner in rows:
@@ -223,9 +226,13 @@ def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -
                     session,
                     update(model)
                     .where(
-                        model.id == row_id, model.lease_owner == owner, model.status == "running"
+                        model.id == row_id,
+                        model.lease_owner == owner,
+                        model.status == SubmissionStatus.RUNNING,
                     )
-                    .values(status="queued", lease_owner=None, lease_expires_at=None),
+                    .values(
+                        status=SubmissionStatus.QUEUED, lease_owner=None, lease_expires_at=None
+                    ),
                 )
     return released
 
@@ -233,6 +240,8 @@ def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -
 def queue_position(session: Session, submission: Submission) -> int:
     """1 for the next to be claimed (ignoring the one-per-learner rule)."""
     ahead = session.scalar(
-        select(func.count()).where(Submission.status == "queued", Submission.id < submission.id)
+        select(func.count()).where(
+            Submission.status == SubmissionStatus.QUEUED, Submission.id < submission.id
+        )
     )
     return 1 + (ahead or 0)

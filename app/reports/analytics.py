@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.data.courses import learners_of
 from app.models import Course, Submission
 from app.reports.course_submissions import RESULT_JSON, VERDICT, within
+from app.vocabulary import SubmissionStatus
 from grader.report import GradeReport
 from grader.verdicts import Verdict
 
@@ -59,7 +60,7 @@ def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemS
     stats = ProblemStats(learners=len(learners))
     rows = session.execute(
         within(course, Submission.user_id, Submission.created_at, VERDICT, RESULT_JSON)
-        .where(Submission.problem == problem, Submission.status == "done")
+        .where(Submission.problem == problem, Submission.status == SubmissionStatus.DONE)
         .order_by(Submission.id)
     )
     attempts: Counter[int] = Counter()

@@ -21,6 +21,8 @@ from sqlalchemy import ColumnElement, Select, and_, case, select
 from sqlalchemy.orm import aliased
 
 from app.models import Assignment, Course, CourseMember, CourseVerdict, Submission
+from app.vocabulary import MemberRole
+from grader.verdicts import Mode
 
 _own = aliased(CourseVerdict, name="own_verdict")
 _member = aliased(CourseMember, name="member")
@@ -47,7 +49,7 @@ def within(course: Course, *columns: Any) -> Select[Any]:
             and_(
                 _member.user_id == Submission.user_id,
                 _member.course_id == course.id,
-                _member.role == "learner",
+                _member.role == MemberRole.LEARNER,
             ),
         )
         .join(
@@ -55,5 +57,5 @@ def within(course: Course, *columns: Any) -> Select[Any]:
             and_(Assignment.course_id == course.id, Assignment.problem == Submission.problem),
         )
         .outerjoin(_own, and_(_own.submission_id == Submission.id, _own.course_id == course.id))
-        .where(Submission.mode == "submit", Submission.created_at >= _member.joined_at)
+        .where(Submission.mode == Mode.SUBMIT, Submission.created_at >= _member.joined_at)
     )
