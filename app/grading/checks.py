@@ -58,7 +58,10 @@ def run_check(version_id: int) -> None:
             version.check_json = json.dumps(report)
             version.checked_at = utcnow()
     # The check ran the reference: store the version's samples for its preview now.
-    preparation.prepare_versions(include_live=False)
+    try:
+        preparation.prepare_version(version_id)
+    except Exception:  # the preview says the samples are being prepared; the preparer retries
+        log.exception("storing the samples of version %s failed", version_id)
 
 
 def forget_interrupted_checks(session: Session) -> None:

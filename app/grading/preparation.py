@@ -59,6 +59,14 @@ def prepare_versions(*, include_live: bool) -> int:
         _one_at_a_time.release()
 
 
+def prepare_version(version_id: int) -> None:
+    """One version's trusted outputs and samples now (after an author's check, which
+    left its outputs in the cache: this is a file read, not another run)."""
+    with session_scope() as session:
+        problem = catalog.problem_of(session.get_one(ProblemVersion, version_id))
+    _prepare({version_id: problem})
+
+
 class Preparer:
     """The background thread that keeps versions prepared."""
 
