@@ -64,6 +64,7 @@ screenshots: venv
 
 # Measured numbers into docs/performance.md (about 20 minutes on 2 cores).
 bench: venv
+	$(BIN)/python -m bench.submit_latency --write
 	$(BIN)/python -m bench.grading_latency --write
 	$(BIN)/python -m bench.api_load --write
 	$(BIN)/python -m bench.sustained --write

@@ -53,13 +53,15 @@ class CgroupLayout:
     pids_dir: Path  # where pids.max lives (the group itself on v2)
     memory_dir: Path
     moved_service: bool = False  # v2: our processes were moved into a leaf
+    cpu_dir: Path | None = None  # where CPU shares are set, where the host allows it
 
     def describe(self) -> str:
         where = self.memory_dir if self.version == 2 else f"{self.memory_dir}, {self.pids_dir}"
         moved = (
             f" (this service's processes moved into {SERVICE_LEAF})" if self.moved_service else ""
         )
-        return f"cgroup v{self.version} under {where}{moved}"
+        shares = ", CPU shares (waiting children yield to gradings)" if self.cpu_dir else ""
+        return f"cgroup v{self.version} under {where}{moved}{shares}"
 
 
 def process_tag(pid: int) -> str | None:
@@ -121,7 +123,21 @@ def _v2_layout() -> CgroupLayout | None:
     base.mkdir(exist_ok=True)
     if not _enabled(base):
         _enable(base)
-    return CgroupLayout(2, base, base, moved_service=moved)
+    cpu = _enable_cpu(own) and _enable_cpu(base)
+    return CgroupLayout(2, base, base, moved_service=moved, cpu_dir=base if cpu else None)
+
+
+def _enable_cpu(group: Path) -> bool:
+    """v2's cpu controller for the groups below ``group``, if the host delegates it."""
+    if "cpu" in (group / "cgroup.subtree_control").read_text().split():
+        return True
+    if "cpu" not in (group / "cgroup.controllers").read_text().split():
+        return False
+    try:
+        (group / "cgroup.subtree_control").write_text("+cpu")
+    except OSError:
+        return False
+    return True
 
 
 def _v1_layout() -> CgroupLayout | None:
@@ -136,7 +152,11 @@ def _v1_layout() -> CgroupLayout | None:
             return None
         dirs.append(base)
     memory, pids = dirs
-    return CgroupLayout(1, pids, memory)
+    cpu = ROOT / "cpu" / _own_path("cpu") / GROUP
+    with contextlib.suppress(OSError):
+        cpu.mkdir(exist_ok=True)
+    usable = (ROOT / "cpu" / "cgroup.procs").is_file() and os.access(cpu, os.W_OK)
+    return CgroupLayout(1, pids, memory, cpu_dir=cpu if usable else None)
 
 
 def _remove_stale(base: Path) -> None:
@@ -176,13 +196,15 @@ def detect() -> CgroupLayout | None:
         layout = _v2_layout() or _v1_layout()
         if layout is None:
             return None
-        for base in {layout.pids_dir, layout.memory_dir}:
-            _remove_stale(base)
+        for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir}:
+            if base is not None:
+                _remove_stale(base)
         return CgroupLayout(
             layout.version,
             _own_subgroup(layout.pids_dir, layout.version),
             _own_subgroup(layout.memory_dir, layout.version),
             layout.moved_service,
+            _own_subgroup(layout.cpu_dir, layout.version) if layout.cpu_dir else None,
         )
     except OSError as error:
         log.warning("no usable cgroup for sandboxes: %s", error)
@@ -198,14 +220,31 @@ class SandboxCgroup:
         self.layout = layout
         self.pids = layout.pids_dir / name
         self.memory = layout.memory_dir / name
-        for path in {self.pids, self.memory}:
+        self.cpu = layout.cpu_dir / name if layout.cpu_dir else None
+        for path in self._groups():
             path.mkdir()
+        self.set_busy(False)
         (self.pids / "pids.max").write_text(str(max_pids))
         if layout.version == 2:
             with contextlib.suppress(OSError):
                 (self.memory / "memory.swap.max").write_text("0")
         self._limit = 1 << 62  # unlimited until set
         self.set_memory_limit(memory_bytes)
+
+    def _groups(self) -> list[Path]:
+        return sorted({self.pids, self.memory} | ({self.cpu} if self.cpu else set()))
+
+    def set_busy(self, busy: bool) -> None:
+        """CPU shares: a waiting child (starting, importing, warming up) yields the CPU to
+        gradings under way; a child with a job gets a full share. Only where the host
+        delegates the cpu controller; elsewhere every child competes equally."""
+        if self.cpu is None:
+            return
+        with contextlib.suppress(OSError):
+            if self.layout.version == 2:
+                (self.cpu / "cpu.weight").write_text("100" if busy else "1")
+            else:
+                (self.cpu / "cpu.shares").write_text("1024" if busy else "16")
 
     def set_memory_limit(self, memory_bytes: int) -> None:
         """Everything in the sandbox together, tmpfs pages included; no swap."""
@@ -226,7 +265,7 @@ class SandboxCgroup:
 
     def entry_command(self) -> list[str]:
         """Prefix for argv: the shell joins the group(s), then execs the rest."""
-        targets = " ".join(f"{path / 'cgroup.procs'}" for path in sorted({self.pids, self.memory}))
+        targets = " ".join(f"{path / 'cgroup.procs'}" for path in self._groups())
         script = f'for f in {targets}; do echo $$ > "$f" || exit 97; done; exec "$@"'
         return ["/bin/sh", "-c", script, "jaxjudge-cgroup-entry"]
 
@@ -261,7 +300,7 @@ class SandboxCgroup:
 
     def remove(self) -> None:
         """Remove the group(s); a killed process may take a moment to leave them."""
-        for path in {self.pids, self.memory}:
+        for path in self._groups():
             for _ in range(20):
                 try:
                     path.rmdir()

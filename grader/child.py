@@ -31,8 +31,9 @@ import select
 import sys
 import time
 import traceback
+import types
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -162,11 +163,52 @@ def to_array(value: Any, max_elements: int, jax: Any) -> Converted:
     return Converted(array)
 
 
-@dataclass(frozen=True)
+# Code that prints (or stops for input) runs op by op: under jax.jit a print shows
+# tracers once, not values per case, and a learner debugging with print must see values.
+EAGER_NAMES = frozenset({"print", "breakpoint", "input", "pdb"})
+
+
+def _uses_any(code: types.CodeType, names: frozenset[str]) -> bool:
+    """Whether ``code`` or any function or class inside it names one of ``names``."""
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        if names.intersection(current.co_names):
+            return True
+        pending += [const for const in current.co_consts if isinstance(const, types.CodeType)]
+    return False
+
+
+@dataclass
 class _Loaded:
+    """A solution's entry point and how it is called.
+
+    ``compiled``: call it through ``jax.jit``, integral float arguments static (a seed,
+    a count: Python code may branch on them), everything else traced, so that a case
+    costs one compilation instead of one per primitive; cases that share shapes and
+    static values share it. The first time that fails for any reason (Python code
+    that needs concrete values, a non-array result, an error), the solution runs
+    eagerly from then on, that case included, and what happens eagerly is its result.
+    """
+
     index: int
     filename: str
     function: Any
+    compiled: bool = True
+    jitted: dict[tuple[int, ...], Any] = field(default_factory=dict)
+
+    def call(self, args: list[Any], jax: Any) -> Any:
+        if self.compiled:
+            static = tuple(
+                i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer()
+            )
+            if static not in self.jitted:
+                self.jitted[static] = jax.jit(self.function, static_argnums=static)
+            try:
+                return jax.block_until_ready(self.jitted[static](*args))
+            except Exception:
+                self.compiled = False
+        return self.function(*args)
 
 
 def _run_case(
@@ -180,7 +222,7 @@ def _run_case(
     where = {"solution": solution.index, "case": case_index}
     started = time.perf_counter()
     try:
-        value = solution.function(*args)
+        value = solution.call(args, jax)
         values = [value] if job.n_outputs == 1 else value
         if job.n_outputs > 1 and (
             not isinstance(values, tuple | list) or len(values) != job.n_outputs
@@ -269,7 +311,7 @@ def _load_solution(
             channel, index, Verdict.MISSING_ENTRY_POINT, f"`{entry_point}` {found} of your code."
         )
         return None
-    return _Loaded(index, filename, function)
+    return _Loaded(index, filename, function, compiled=not _uses_any(code, EAGER_NAMES))
 
 
 def _lower(kind: int, limit: int) -> None:
@@ -347,6 +389,7 @@ def main() -> None:
         solution = _load_solution(channel, index, ref.filename, source, job.entry_point)
         if solution is None:
             continue
+        solution.compiled = solution.compiled and job.compiled
         loaded.append(solution)
         for case_index, args in enumerate(cases):
             _run_case(channel, solution, case_index, args, job, jax)

@@ -26,9 +26,10 @@ import numpy as np
 
 from grader.config import settings
 from grader.job import Job, RunOutcome, Solution
+from grader.launch import clean_environment
 from grader.problem import Problem
 from grader.supervise import ProcessRunner, Runner
-from grader.versions import runtime_versions
+from grader.versions import EXECUTION, runtime_versions
 
 Outputs = list[np.ndarray[Any, Any]]
 
@@ -56,6 +57,7 @@ def cache_key(problem: Problem, device: str) -> str:
     digest.update(problem.reference_path.read_bytes() + b"\0")
     for name, value in sorted(runtime_versions().items()):
         digest.update(f"{name}={value}\0".encode())
+    digest.update(f"{EXECUTION}\0{clean_environment(device, '/')}\0".encode())
     digest.update(device.encode())
     return digest.hexdigest()[:32]
 

@@ -234,6 +234,7 @@ def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device:
         wall_seconds=limits.wall_seconds,
         memory_mb=limits.memory_mb,
         device=device,
+        compiled=True,
     )
 
 

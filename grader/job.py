@@ -32,6 +32,7 @@ class Job:
     memory_mb: int
     device: str = "cpu"
     hidden_cases: tuple[Case, ...] = ()
+    compiled: bool = False  # whole-function jax.jit where it traces (grader/protocol.py)
 
     def __post_init__(self) -> None:
         if self.hidden_cases and len(self.solutions) != 1:

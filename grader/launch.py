@@ -21,6 +21,8 @@ from typing import Protocol
 
 from grader.config import settings
 
+CPU_XLA_FLAGS = "--xla_backend_optimization_level=0"
+
 
 def clean_environment(device: str, home: str) -> dict[str, str]:
     """The child's whole environment: an explicit allow-list, nothing inherited."""
@@ -36,6 +38,10 @@ def clean_environment(device: str, home: str) -> dict[str, str]:
     }
     if device == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
+        # Compile fast, run a little slower: the programs of a grading are small and
+        # run once or twice, so LLVM's optimisations cost more than they save (a jitted
+        # case's compile halves; docs/performance.md).
+        env["XLA_FLAGS"] = CPU_XLA_FLAGS
     return env
 
 
@@ -72,6 +78,7 @@ class LaunchSpec:
     kill_all: Callable[[], None] | None = None
     memory_killed: Callable[[], bool] | None = None
     set_memory_limit: Callable[[int], None] | None = None
+    set_busy: Callable[[bool], None] | None = None  # CPU share: low while waiting
     address_space_bytes: Callable[[int], int | None] = lambda _memory_mb: None
     cleanup: list[Callable[[], None]] = field(default_factory=list)
 

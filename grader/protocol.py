@@ -290,7 +290,10 @@ class JobMessage:
     ``hidden_cases``: how many cases a HIDDEN_CASES frame will bring after
     SAMPLES_DONE (0: none, the child finishes after the first cases).
     ``address_space_bytes``: an RLIMIT_AS to set before learner code runs, only
-    where no cgroup bounds the sandbox's memory (None: leave it alone)."""
+    where no cgroup bounds the sandbox's memory (None: leave it alone).
+    ``compiled``: call solutions whole under ``jax.jit`` where they trace (a
+    learner's job: a few cases, one compile each); otherwise op by op (a trusted
+    run: hundreds of cases whose compiled primitives are reused across variants)."""
 
     entry_point: str
     n_outputs: int
@@ -301,6 +304,7 @@ class JobMessage:
     solutions: tuple[SourceRef, ...]
     cases: tuple[dict[str, Any], ...]
     hidden_cases: int = 0
+    compiled: bool = False
 
     def to_meta(self) -> dict[str, Any]:
         return {
@@ -313,6 +317,7 @@ class JobMessage:
             "solutions": [vars(ref) for ref in self.solutions],
             "cases": list(self.cases),
             "hidden_cases": self.hidden_cases,
+            "compiled": self.compiled,
         }
 
     @classmethod
@@ -327,4 +332,5 @@ class JobMessage:
             solutions=tuple(SourceRef(**ref) for ref in meta["solutions"]),
             cases=tuple(meta["cases"]),
             hidden_cases=int(meta["hidden_cases"]),
+            compiled=meta.get("compiled") is True,
         )

@@ -186,5 +186,6 @@ class SandboxLauncher:
             spec.kill_all = group.kill_all
             spec.memory_killed = group.oom_killed
             spec.set_memory_limit = group.set_memory_limit
+            spec.set_busy = group.set_busy
             spec.cleanup.append(group.remove)
         return spec

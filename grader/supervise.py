@@ -59,6 +59,7 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         solutions=tuple(refs),
         cases=tuple(cases),
         hidden_cases=len(job.hidden_cases),
+        compiled=job.compiled,
     )
     return protocol.encode_frame(Kind.JOB, message.to_meta(), b"".join(chunks) + data)
 
@@ -133,6 +134,8 @@ class StartedChild:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
+        if self.spec.set_busy is not None:
+            self.spec.set_busy(True)
         self.collector.bind(job)
         frame = encode_job(job, self.max_elements, self.spec.address_space_bytes(job.memory_mb))
         self._write(frame, close=not job.hidden_cases)

@@ -56,6 +56,16 @@ def steps() -> Iterator[None]:
     jax.block_until_ready(state.params)
     yield
 
+    # The whole-function path learners' code takes first (grader/child.py): jit with
+    # a static integral argument, a model built inside, a gradient and an update.
+    def jitted_step(seed: float, a: Any, b: Any) -> Any:
+        inner = nnx.Linear(3, 2, rngs=nnx.Rngs(int(seed)))
+        loss, inner_grads = nnx.value_and_grad(nnx_loss)(inner, a, b)
+        return loss, jax.tree_util.tree_leaves(nnx.state(inner_grads))[0]
+
+    jax.block_until_ready(jax.jit(jitted_step, static_argnums=0)(1.0, x, y))
+    yield
+
     tx = optax.MultiSteps(optax.adam(1e-3), every_k_schedule=2)
     opt_state = tx.init(params)
     updates, opt_state = tx.update(linen_grads, opt_state, params)

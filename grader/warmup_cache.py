@@ -12,6 +12,8 @@ sees, and sandboxes are told never to write.
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import logging
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from grader.config import settings
 from grader.launch import clean_environment, compilation_cache_env
+from grader.versions import runtime_versions
 
 log = logging.getLogger("jaxjudge.warmup")
 READY = ".complete"
@@ -35,9 +38,22 @@ def cache_dir(device: str) -> Path:
     return settings.warmup_cache_dir / device
 
 
+def fingerprint(device: str) -> str:
+    """What the cache's programs depend on: the runtime, the compiler flags, the warm-up.
+    A cache filled under another fingerprint is filled again."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(runtime_versions(), sort_keys=True).encode())
+    digest.update(json.dumps(clean_environment(device, "/"), sort_keys=True).encode())
+    digest.update((Path(__file__).with_name("warmup.py")).read_bytes())
+    return digest.hexdigest()
+
+
 def ready(device: str) -> Path | None:
     directory = cache_dir(device)
-    return directory if (directory / READY).is_file() else None
+    marker = directory / READY
+    if marker.is_file() and marker.read_text().strip() == fingerprint(device):
+        return directory
+    return None
 
 
 def ensure(device: str) -> Path | None:
@@ -80,7 +96,7 @@ def _fill(directory: Path, device: str) -> None:
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    (directory / READY).touch()
+    (directory / READY).write_text(fingerprint(device) + "\n")
     log.info("warm-up compilation cache filled: %s", directory)
 
 

@@ -28,6 +28,7 @@ from app.core.config import settings
 from app.core.db import session_scope
 from app.data import regrades
 from app.grading import heartbeats, queue
+from app.grading.doorbell import new_work
 from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import RegradeItem, Submission
 from grader.cgroups import process_tag
@@ -94,6 +95,7 @@ class EmbeddedWorkers:
 
     def stop(self) -> None:
         self._stop.set()
+        new_work.ring()  # idle workers see the stop at once
         for thread in self._threads:
             thread.join(timeout=120)
         self.heartbeat.stop()
@@ -114,11 +116,12 @@ class EmbeddedWorkers:
         backoff = FIRST_BACKOFF
         while not self._stop.is_set():
             try:
+                seen = new_work.rings()
                 busy = self.work_once(worker)
                 self._database(ok=True)
                 backoff = FIRST_BACKOFF
-                if not busy:
-                    self._stop.wait(self.poll_seconds)
+                if not busy:  # until a submission is stored here, or the next poll
+                    new_work.wait(seen, self.poll_seconds)
             except SQLAlchemyError as error:
                 self._database(ok=False, error=error)
                 self._stop.wait(backoff)

@@ -92,3 +92,48 @@ def test_a_value_whose_conversion_raises_is_refused_not_raised() -> None:
     converted = to_array(Hostile(), LIMIT, jax)
     assert converted.refusal is Verdict.WRONG_ANSWER
     assert "could not be converted" in converted.message
+
+
+def loaded(source: str, *, name: str = "f") -> Any:
+    from grader.child import EAGER_NAMES, _Loaded, _uses_any
+
+    code = compile(source, "submission.py", "exec")
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    return _Loaded(0, "submission.py", namespace[name], compiled=not _uses_any(code, EAGER_NAMES))
+
+
+def test_a_traceable_solution_is_compiled_once_per_static_signature() -> None:
+    solution = loaded("def f(seed, x, lr):\n    return x * int(seed) * lr\n")
+    x = jnp.arange(3.0)
+    first = solution.call([2.0, x, 0.5], jax)
+    again = solution.call([2.0, x + 1, 0.25], jax)  # same static seed: the same program
+    assert solution.compiled and list(solution.jitted) == [(0,)]
+    assert first.tolist() == [0.0, 1.0, 2.0] and again.tolist() == [0.5, 1.0, 1.5]
+
+
+def test_python_that_needs_concrete_values_falls_back_to_eager_for_good() -> None:
+    solution = loaded("def f(x, lr):\n    return x * 2 if float(lr) > 0.3 else x\n")
+    x = jnp.arange(3.0)
+    assert solution.call([x, 0.5], jax).tolist() == [0.0, 2.0, 4.0]  # lr is traced: float() fails
+    assert not solution.compiled
+    assert solution.call([x, 0.1], jax).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_an_error_is_the_eager_error_with_its_own_message() -> None:
+    solution = loaded("def f(x):\n    raise ValueError('my bug')\n")
+    with pytest.raises(ValueError, match="my bug"):
+        solution.call([jnp.arange(3.0)], jax)
+    assert not solution.compiled
+
+
+def test_code_that_prints_runs_eagerly_so_prints_show_values(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    solution = loaded(
+        "def helper(x):\n    print('sum', float(x.sum()))\n    return x\n"
+        "def f(x):\n    return helper(x) + 1\n"
+    )
+    assert not solution.compiled  # print is named in a nested function
+    assert solution.call([jnp.arange(3.0)], jax).tolist() == [1.0, 2.0, 3.0]
+    assert capsys.readouterr().out == "sum 3.0\n"

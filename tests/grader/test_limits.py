@@ -110,3 +110,24 @@ def test_dev_shm_is_a_small_private_tmpfs(tiny: Problem) -> None:
     assert report.verdict is Verdict.RUNTIME_ERROR
     assert "No space left on device" in report.cases[0].message
     assert not Path("/dev/shm/filler").exists()
+
+
+@requires_cgroups
+def test_a_waiting_sandbox_yields_the_cpu_and_a_busy_one_gets_a_full_share() -> None:
+    from grader.cgroups import SandboxCgroup
+
+    layout = sandbox_limits().cgroup
+    assert layout is not None
+    if layout.cpu_dir is None:
+        pytest.skip("this host does not delegate the cpu controller: every child competes equally")
+    group = SandboxCgroup(layout, max_pids=64, memory_bytes=256 * MIB)
+    try:
+        assert group.cpu is not None
+        shares = group.cpu / ("cpu.weight" if layout.version == 2 else "cpu.shares")
+        waiting = int(shares.read_text())
+        group.set_busy(True)
+        busy = int(shares.read_text())
+        assert busy >= 64 * waiting  # a warming child gets about 1/64 of a grading's CPU
+        assert f"{group.cpu}/cgroup.procs" in " ".join(group.entry_command())
+    finally:
+        group.remove()

@@ -13,6 +13,7 @@ from app.core.config import grader_settings, settings
 from app.data import catalog
 from app.data import submissions as submission_data
 from app.grading import queue
+from app.grading.doorbell import new_work
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
@@ -65,6 +66,7 @@ def create_submission(
             max_submits_per_hour=settings.max_submits_per_hour,
             client_key=idempotency_key,
         )
+        session.commit()  # stored for good before an idle worker is woken for it
     except IntegrityError:  # the same key, sent twice at once: the other one won
         session.rollback()
         earlier = submission_data.submission_by_key(
@@ -73,6 +75,7 @@ def create_submission(
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)
+    new_work.ring()
     return SubmissionCreated(id=submission.id)
 
 

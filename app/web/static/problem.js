@@ -93,6 +93,7 @@
       panel.replaceChildren(text("p", typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail), "error"));
       return;
     }
+    const started = Date.now();
     for (;;) {
       const state = await (await fetch(`/api/submissions/${body.id}`)).json();
       show(state);
@@ -103,8 +104,12 @@
         }
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Most verdicts take about a second: look often at first, then less (pollDelay).
+      await new Promise((resolve) => setTimeout(resolve, pollDelay(Date.now() - started)));
     }
+  }
+  function pollDelay(waited) {
+    return waited < 3000 ? 100 : waited < 15000 ? 300 : 1000;  // ms; app/client.py polls alike
   }
   document.getElementById("run").addEventListener("click", () => grade("run"));
   document.getElementById("submit").addEventListener("click", () => grade("submit"));
