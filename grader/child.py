@@ -33,7 +33,6 @@ import time
 import traceback
 import types
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -197,52 +196,16 @@ class _Loaded:
     function: Any
     compiled: bool = True
     jitted: dict[tuple[int, ...], Any] = field(default_factory=dict)
-    ready: dict[Any, Any] = field(default_factory=dict)  # signature -> compiled executable
-
-    def _static(self, args: list[Any]) -> tuple[int, ...]:
-        return tuple(i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer())
-
-    def _signature(self, args: list[Any], static: tuple[int, ...]) -> Any:
-        return tuple(
-            ("static", arg)
-            if i in static
-            else (getattr(arg, "shape", ()), str(getattr(arg, "dtype", "float")))
-            for i, arg in enumerate(args)
-        )
-
-    def _jitted(self, static: tuple[int, ...], jax: Any) -> Any:
-        if static not in self.jitted:
-            self.jitted[static] = jax.jit(self.function, static_argnums=static)
-        return self.jitted[static]
-
-    def precompile(self, cases: list[list[Any]], jax: Any) -> None:
-        """Compile the programs of the coming cases at once: tracing runs in this thread
-        (Python), XLA's compiles run side by side on every core. Any failure leaves
-        the cases to ``call``, which finds out again and falls back as it says."""
-        if not self.compiled:
-            return
-        lowered = {}
-        try:
-            for args in cases:
-                static = self._static(args)
-                signature = self._signature(args, static)
-                if signature not in self.ready and signature not in lowered:
-                    lowered[signature] = self._jitted(static, jax).lower(*args)
-            with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as executor:
-                compiled = list(executor.map(lambda low: low.compile(), lowered.values()))
-        except Exception:
-            return
-        self.ready.update(zip(lowered, compiled, strict=True))
 
     def call(self, args: list[Any], jax: Any) -> Any:
         if self.compiled:
-            static = self._static(args)
-            executable = self.ready.get(self._signature(args, static))
+            static = tuple(
+                i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer()
+            )
+            if static not in self.jitted:
+                self.jitted[static] = jax.jit(self.function, static_argnums=static)
             try:
-                if executable is not None:
-                    dynamic = [arg for i, arg in enumerate(args) if i not in static]
-                    return jax.block_until_ready(executable(*dynamic))
-                return jax.block_until_ready(self._jitted(static, jax)(*args))
+                return jax.block_until_ready(self.jitted[static](*args))
             except Exception:
                 self.compiled = False
         return self.function(*args)
@@ -428,7 +391,6 @@ def main() -> None:
             continue
         solution.compiled = solution.compiled and job.compiled
         loaded.append(solution)
-        solution.precompile(cases, jax)
         for case_index, args in enumerate(cases):
             _run_case(channel, solution, case_index, args, job, jax)
     if job.hidden_cases and len(loaded) == 1 == len(job.solutions):
@@ -439,9 +401,9 @@ def main() -> None:
         _detach_stdin(stdin)
         if hidden is None or hidden.kind is not Kind.HIDDEN_CASES:
             raise SystemExit("no hidden cases received")
-        hidden_cases = _decode(hidden.meta["cases"], hidden.data, job, jax.numpy)
-        loaded[0].precompile(hidden_cases, jax)
-        for case_index, args in enumerate(hidden_cases, start=len(cases)):
+        for case_index, args in enumerate(
+            _decode(hidden.meta["cases"], hidden.data, job, jax.numpy), start=len(cases)
+        ):
             _run_case(channel, loaded[0], case_index, args, job, jax)
     _flush()
     channel.send(Kind.DONE, {})

@@ -137,25 +137,3 @@ def test_code_that_prints_runs_eagerly_so_prints_show_values(
     assert not solution.compiled  # print is named in a nested function
     assert solution.call([jnp.arange(3.0)], jax).tolist() == [1.0, 2.0, 3.0]
     assert capsys.readouterr().out == "sum 3.0\n"
-
-
-def test_precompiled_cases_use_their_programs_and_give_the_same_results() -> None:
-    solution = loaded("def f(seed, x, lr):\n    return x * int(seed) * lr\n")
-    cases = [[2.0, jnp.arange(3.0), 0.5], [3.0, jnp.arange(4.0), 0.25], [2.0, jnp.ones(3), 1.5]]
-    solution.precompile(cases, jax)
-    assert len(solution.ready) == 2  # one program per shapes and static values: 1st and 3rd share
-    assert [solution.call(args, jax).tolist() for args in cases] == [
-        [0.0, 1.0, 2.0],
-        [0.0, 0.75, 1.5, 2.25],
-        [3.0, 3.0, 3.0],
-    ]
-    assert solution.compiled
-
-
-def test_a_solution_that_cannot_be_precompiled_still_runs_eagerly() -> None:
-    solution = loaded("def f(x, lr):\n    return x * 2 if float(lr) > 0.3 else x\n")
-    cases = [[jnp.arange(3.0), 0.5]]
-    solution.precompile(cases, jax)
-    assert solution.ready == {}
-    assert solution.call(cases[0], jax).tolist() == [0.0, 2.0, 4.0]
-    assert not solution.compiled
