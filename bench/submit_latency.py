@@ -163,8 +163,8 @@ def main() -> None:
         "- Naive grader: a fresh `python` per submission, imports, the solution called"
         " eagerly on the same cases (no sandbox, no pool, default XLA flags), 3 runs each.",
         "",
-        "| problem | think time 5 s: p50, p95 | back to back: p50, p95 | naive p50 | speed-up (p50, think time) |",
-        "|---|---|---|---|---|",
+        "| problem | think time 5 s: p50 | p95 | back to back: p50 | p95 | naive p50 | speed-up (p50, think time) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for slug in slugs:
         ratio = statistics.median(naive_runs[slug]) / statistics.median(think[slug])
