@@ -40,10 +40,11 @@ from tests.app.server import Server, jaxjudge, server_env
 
 THINK_SECONDS = 5.0
 NAIVE = """
-import sys, time
+import sys
+from pathlib import Path
 import jax, jax.numpy as jnp, flax, optax
 from grader.problem import load_problem
-problem = load_problem(sys.argv[1])
+problem = load_problem(Path(sys.argv[1]))
 namespace = {}
 exec(compile(open(sys.argv[2]).read(), "submission.py", "exec"), namespace)
 function = namespace[problem.config.entry_point]
@@ -114,6 +115,8 @@ def main() -> None:
         name = f"learner{number}"
         jaxjudge(env, "users", "create", name, "--password-stdin", stdin="long bench password\n")
         tokens.append(jaxjudge(env, "tokens", "create", name).stdout.strip())
+    naive_runs = {slug: naive(slug, 3) for slug in slugs}  # first: a broken baseline fails fast
+    print("naive p50:", {s: round(statistics.median(v), 2) for s, v in naive_runs.items()})
     think: dict[str, list[float]] = {}
     back: dict[str, list[float]] = {}
     verdicts: dict[str, int] = {}
@@ -126,10 +129,12 @@ def main() -> None:
                 seconds, verdict = submit_and_wait(server.url, tokens[index], slug, sources[slug])
                 think.setdefault(slug, []).append(seconds)
                 verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            print(slug, "think time:", [round(t, 2) for t in think[slug]], flush=True)
             for _ in range(args.runs):
                 seconds, verdict = submit_and_wait(server.url, tokens[index], slug, sources[slug])
                 back.setdefault(slug, []).append(seconds)
                 verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            print(slug, "back to back:", [round(t, 2) for t in back[slug]], flush=True)
         time.sleep(THINK_SECONDS)
         burst: list[float] = []
         lock = threading.Lock()
@@ -151,7 +156,6 @@ def main() -> None:
         burst_seconds = time.monotonic() - burst_started
     finally:
         server.stop()
-    naive_runs = {slug: naive(slug, 3) for slug in slugs}
     lines = [
         "Measured by `bench/submit_latency.py` through `jaxjudge serve` (2 embedded workers,"
         " SQLite, default settings) and the JSON API, on the client's clock from the POST to"
