@@ -19,7 +19,6 @@ sandbox, no pool, default XLA flags).
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import statistics
@@ -28,11 +27,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
+from app.cli import poll_delay  # as the page and `jaxjudge submit` poll
 from bench.blocks import write_block
 from bench.http_load import percentile
+from bench.sustained import api
 from grader.config import PROJECT_ROOT
 from grader.problem import problem_folders
 from grader.versions import runtime_versions
@@ -52,21 +52,6 @@ for case in [*problem.case_bank.samples, *problem.case_bank.for_variant(int(sys.
     args = [v if isinstance(v, float) else jnp.asarray(v) for v in case.args.values()]
     jax.block_until_ready(function(*args))
 """
-
-
-def api(url: str, token: str, body: dict[str, str] | None = None) -> dict[str, object]:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode() if body else None,
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=120) as answer:
-        result: dict[str, object] = json.loads(answer.read())
-        return result
-
-
-def poll_delay(waited: float) -> float:  # as the page and `jaxjudge submit` poll
-    return 0.1 if waited < 3 else 0.3 if waited < 15 else 1.0
 
 
 def submit_and_wait(url: str, token: str, slug: str, code: str) -> tuple[float, str]:
