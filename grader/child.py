@@ -33,6 +33,7 @@ import time
 import traceback
 import types
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -179,6 +180,13 @@ def _uses_any(code: types.CodeType, names: frozenset[str]) -> bool:
     return False
 
 
+def static_argnums(args: Sequence[Any]) -> tuple[int, ...]:
+    """The arguments a compiled call takes as constants: integral-valued floats (a seed,
+    a count), which Python code may need as ints. Cases that share their shapes and
+    these values share one compilation."""
+    return tuple(i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer())
+
+
 @dataclass
 class _Loaded:
     """A solution's entry point and how it is called.
@@ -199,9 +207,7 @@ class _Loaded:
 
     def call(self, args: list[Any], jax: Any) -> Any:
         if self.compiled:
-            static = tuple(
-                i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer()
-            )
+            static = static_argnums(args)
             if static not in self.jitted:
                 self.jitted[static] = jax.jit(self.function, static_argnums=static)
             try:

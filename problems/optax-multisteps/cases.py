@@ -7,8 +7,8 @@ import numpy as np
 from grader.cases import Case
 
 
-def _case(name, *, seed, n, side, k, lr, sample=False):
-    rng = np.random.default_rng(4000 + 13 * seed + n)
+def _case(name, *, seed, n, side, k, lr, draw=None, sample=False):
+    rng = np.random.default_rng(4000 + 13 * (seed if draw is None else draw) + n)
     x = rng.uniform(size=(n, side, side))
     projection = rng.normal(size=(side * side, 10))
     labels = np.argmax(x.reshape(n, -1) @ projection + 0.5 * rng.normal(size=(n, 10)), axis=1)
@@ -33,7 +33,9 @@ def cases(seed):
     # compiled operations, are shared by every case.
     yield _case("three-slices", seed=0, n=9, side=4, k=3, lr=0.01, sample=True)
     yield _case("two-slices", seed=1, n=8, side=4, k=2, lr=0.005, sample=True)
-    yield _case("four-slices", seed=5 + fresh, n=24, side=4, k=4, lr=0.02)
-    yield _case("four-slices-small-lr", seed=8 + fresh, n=24, side=4, k=4, lr=0.003)
-    yield _case("six-slices", seed=2 + fresh, n=36, side=4, k=6, lr=0.01)
-    yield _case("six-slices-large-lr", seed=3 + fresh, n=36, side=4, k=6, lr=0.05)
+    # Within a hidden group of k the model seed is shared and only the data draw
+    # differs, so one compilation serves the group.
+    yield _case("four-slices", seed=5 + fresh, draw=5 + fresh, n=24, side=4, k=4, lr=0.02)
+    yield _case("four-slices-small-lr", seed=5 + fresh, draw=8 + fresh, n=24, side=4, k=4, lr=0.003)
+    yield _case("six-slices", seed=2 + fresh, draw=2 + fresh, n=36, side=4, k=6, lr=0.01)
+    yield _case("six-slices-large-lr", seed=2 + fresh, draw=3 + fresh, n=36, side=4, k=6, lr=0.05)

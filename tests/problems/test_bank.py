@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.check import MIN_MISTAKES, check_problem, render
+from grader.child import static_argnums
 from grader.problem import load_problem, problem_folders
 
 FOLDERS = problem_folders()
@@ -47,3 +48,31 @@ def test_check_passes(folder: object) -> None:
         len([note for note in result.notes if "rejected on all 16 variants" in note])
         >= MIN_MISTAKES
     )
+
+
+def _compile_signature(case: object) -> tuple[object, ...]:
+    """What a compiled call of the learner's function depends on (grader/child.py):
+    every array's shape and dtype, and the value of every static argument."""
+    args = list(case.args.values())  # type: ignore[attr-defined]
+    static = set(static_argnums(args))
+    return tuple(
+        arg if i in static else (getattr(arg, "shape", ()), str(getattr(arg, "dtype", "float")))
+        for i, arg in enumerate(args)
+    )
+
+
+def _shape_signature(case: object) -> tuple[object, ...]:
+    return tuple(getattr(arg, "shape", ()) for arg in case.args.values())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=SLUGS)
+def test_hidden_cases_of_one_shape_share_one_compilation(folder: object) -> None:
+    """Every distinct compile is learner-visible time: hidden cases that share their
+    shapes must also share their static values (seed, counts), so that a submission
+    compiles once per shape group, not once per case."""
+    problem = load_problem(folder)  # type: ignore[arg-type]
+    for variant in (0, 7):
+        hidden = problem.case_bank.for_variant(variant)
+        compiles = {_compile_signature(case) for case in hidden}
+        shapes = {_shape_signature(case) for case in hidden}
+        assert len(compiles) == len(shapes), [case.name for case in hidden]
