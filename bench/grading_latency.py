@@ -30,6 +30,7 @@ from pathlib import Path
 
 from bench.blocks import write_block
 from grader import expected
+from grader.config import settings
 from grader.grade import grade
 from grader.launch import LaunchSpec, child_argv, clean_environment, rlimit_command
 from grader.pool import WarmPool
@@ -45,7 +46,7 @@ class NaiveLauncher:
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
         return LaunchSpec(
             rlimit_command(address_space_bytes=None) + child_argv(result_fd),
-            clean_environment(device, "/tmp"),
+            clean_environment(device, "/tmp", settings.pool_memory_mb),
             "/tmp",
         )
 

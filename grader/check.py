@@ -114,7 +114,11 @@ def _check_mistakes(
             )
 
 
-def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResult:
+def check_problem(
+    folder: Path, reference_dir: Path | None = None, *, device: str = "cpu"
+) -> CheckResult:
+    """Validate one problem folder; the trusted runs and gradings on ``device`` (each
+    device has its own expected outputs: reduction order and TF32 differ)."""
     result = CheckResult(slug=folder.name)
     started = time.monotonic()
     try:
@@ -128,7 +132,7 @@ def check_problem(folder: Path, reference_dir: Path | None = None) -> CheckResul
         for name in leftover_todos(folder)
     ]
     if _cases_are_deterministic(problem, result):
-        _check_runs(problem, result)
+        _check_runs(problem, result, device)
     result.timings["total"] = time.monotonic() - started
     return result
 
@@ -143,17 +147,19 @@ def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:
     return message is None
 
 
-def _check_runs(problem: Problem, result: CheckResult) -> None:
+def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
     try:
-        trusted = expected.compute(problem)
+        trusted = expected.compute(problem, device)
     except expected.ReferenceRunError as error:
         result.errors.append(f"{problem.reference_path.name}: {error}")
         return
-    expected.store(problem, trusted)  # as trusted as `prepare`'s: publishing finds it ready
+    expected.store(problem, trusted, device)  # as trusted as `prepare`'s: publishing finds it ready
     result.timings["reference and mistakes"] = trusted.seconds
     _check_mistakes(problem, trusted, result)
 
-    reference_report = grade(problem, problem.reference_source, trusted=trusted, variant=0)
+    reference_report = grade(
+        problem, problem.reference_source, device=device, trusted=trusted, variant=0
+    )
     result.timings["reference graded"] = reference_report.seconds
     if not reference_report.accepted:
         failing = next(
@@ -178,7 +184,7 @@ def _check_runs(problem: Problem, result: CheckResult) -> None:
         else:
             result.notes.append("reference: accepted; two runs agree")
 
-    starter_report = grade(problem, problem.starter, trusted=trusted, variant=0)
+    starter_report = grade(problem, problem.starter, device=device, trusted=trusted, variant=0)
     result.timings["starter graded"] = starter_report.seconds
     if starter_report.accepted:
         result.errors.append(

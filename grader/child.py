@@ -8,8 +8,10 @@ each solution it compiles and executes the source, calls the entry point once
 per case, converts what comes back to plain numpy arrays *here*, inside the
 time limit, and sends one frame per case. A learner's job then has a second
 phase: the child says SAMPLES_DONE and only then receives the hidden cases
-(see grader/protocol.py for why). Learner stdout/stderr go to the process's
-own fds 1 and 2, which the parent reads separately with a byte cap.
+(see grader/protocol.py for why). From the job on, Python's stdout and stderr
+both go to fd 1, the learner's output (read by the parent with a byte cap);
+fd 2 keeps what the runtime's native code logs (XLA, CUDA), which the parent
+sends to the operator's log, never to the learner.
 
 Nothing in this process ever holds expected outputs or the reference (unless
 the job is a trusted run of the reference itself), so there is nothing to
@@ -383,6 +385,9 @@ def main() -> None:
     if frame is None or frame.kind is not Kind.JOB:
         raise SystemExit("no job received")
     job = JobMessage.from_meta(frame.meta)
+    # The learner's tracebacks and warnings are the learner's output; native log lines
+    # keep going to fd 2 (the operator's).
+    sys.stderr = sys.stdout
     if not job.hidden_cases:
         _detach_stdin(stdin)
     _apply_job_limits(job)

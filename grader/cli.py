@@ -100,26 +100,41 @@ def cmd_check(args: argparse.Namespace) -> int:
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     if not folders:
         raise UsageError(f"no problems found in {settings.problems_dir}")
+    device = _device(args.device)
     failed = 0
     for folder in folders:
-        result = check_problem(folder)
+        result = check_problem(folder, device=device)
         print(render(result, verbose=args.verbose), flush=True)
         failed += not result.ok
     print(f"{len(folders) - failed} of {len(folders)} problem(s) pass")
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def _device(asked: str) -> str:
+    """``--device``: the CPU, or the GPU where this machine has one (else a clear error)."""
+    from grader.devices import NoDeviceError, device_for
+
+    try:
+        return device_for(asked)
+    except NoDeviceError as error:
+        raise UsageError(str(error)) from None
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from grader import expected, warmup_cache
     from grader.problem import load_problem, problem_folders
 
-    if warmup_cache.ensure("cpu") is not None:
+    device = _device(args.device)
+    if warmup_cache.ensure(device) is not None:
         print(
-            "warm-up compilation cache ready (problem-independent; sandboxes read it)", flush=True
+            f"warm-up compilation cache ready for the {device} (problem-independent; sandboxes"
+            " read it)",
+            flush=True,
         )
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     failed = 0
-    for problem, result in expected.prepare_all([load_problem(folder) for folder in folders]):
+    problems = [load_problem(folder) for folder in folders]
+    for problem, result in expected.prepare_all(problems, device):
         if isinstance(result, Exception):
             failed += 1
             print(f"{problem.slug}: FAILED: {result}", flush=True)
@@ -169,12 +184,21 @@ def register(commands: Any) -> None:
     )
     check.add_argument("slugs", nargs="*", metavar="SLUG")
     check.add_argument("-v", "--verbose", action="store_true", help="also print what passed")
+    check.add_argument(
+        "--device", choices=("cpu", "gpu"), default="cpu", help="run and grade on this device"
+    )
     check.set_defaults(handler=cmd_check)
 
     prepare = commands.add_parser(
         "prepare", help="trusted runs of the references and mistakes: expected outputs"
     )
     prepare.add_argument("slugs", nargs="*", metavar="SLUG")
+    prepare.add_argument(
+        "--device",
+        choices=("cpu", "gpu"),
+        default="cpu",
+        help="expected outputs for this device's workers (each device has its own)",
+    )
     prepare.set_defaults(handler=cmd_prepare)
 
     new = commands.add_parser("new", help="scaffold a new problem folder")
@@ -193,6 +217,8 @@ def run(
         code: int = args.handler(args)
     except caught as error:
         print(f"jaxjudge: error: {error}", file=sys.stderr)
+        if getattr(args, "json", False):  # `--json` promises one JSON object, errors too
+            print(json.dumps({"error": str(error)}))
         return EXIT_USAGE
     return code
 

@@ -56,6 +56,19 @@ class GraderSettings(BaseSettings):
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'
     )
+    gpu_max_sandboxes: int = Field(
+        2,
+        ge=1,
+        description=(
+            "GPU children (idle or grading) alive at once on this machine, across workers;"
+            " each may use the problem's memory limit on the card (grader/gpu_sharing.py)."
+        ),
+    )
+    gpu_slot_wait_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="How long a GPU child waits for a slot before its submission is re-queued.",
+    )
     use_cgroups: bool = Field(
         True, description="Give each sandbox its own cgroup where the host allows."
     )

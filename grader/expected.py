@@ -57,7 +57,9 @@ def cache_key(problem: Problem, device: str) -> str:
     digest.update(problem.reference_path.read_bytes() + b"\0")
     for name, value in sorted(runtime_versions().items()):
         digest.update(f"{name}={value}\0".encode())
-    digest.update(f"{EXECUTION}\0{clean_environment(device, '/')}\0".encode())
+    digest.update(
+        f"{EXECUTION}\0{clean_environment(device, '/', settings.pool_memory_mb)}\0".encode()
+    )
     digest.update(device.encode())
     return digest.hexdigest()[:32]
 

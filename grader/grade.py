@@ -8,6 +8,7 @@ detail; grader/feedback.py decides what a learner may see of it.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import signal
 import time
@@ -27,6 +28,8 @@ from grader.report import CaseReport, GradeReport, describe_value, shown_values
 from grader.supervise import ProcessRunner, Runner
 from grader.verdicts import Mode, Verdict
 from grader.versions import runtime_versions
+
+log = logging.getLogger("jaxjudge.grade")
 
 
 def draw_variant(problem: Problem) -> int:
@@ -172,6 +175,8 @@ def build_report(
             Verdict.INTERNAL_ERROR,
             "The grader could not start the runtime; please try again.",
         )
+        report.retry_later = True
+        log.error("the grading runtime failed to start: %s", outcome.startup_error)
         return report
     if outcome.killed_from_outside:
         report.verdict, report.message = (

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from grader.config import settings
+from grader.gpu_sharing import GpuSlot, gpu_environment
 
 CPU_XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 
-def clean_environment(device: str, home: str) -> dict[str, str]:
-    """The child's whole environment: an explicit allow-list, nothing inherited."""
+def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
+    """The child's whole environment: an explicit allow-list, nothing inherited.
+    ``memory_mb``: on a GPU, what its allocator may grow to on the card."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
@@ -42,6 +44,8 @@ def clean_environment(device: str, home: str) -> dict[str, str]:
         # run once or twice, so LLVM's optimisations cost more than they save (a jitted
         # case's compile halves; docs/performance.md).
         env["XLA_FLAGS"] = CPU_XLA_FLAGS
+    else:
+        env |= gpu_environment(memory_mb)
     return env
 
 
@@ -113,16 +117,20 @@ class PlainLauncher:
         self.trusted = trusted
 
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        slot = GpuSlot() if device == "gpu" else None
         workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
-        env = clean_environment(device, workdir)
+        env = clean_environment(device, workdir, memory_mb)
         if self.trusted:
             settings.trusted_cache_dir.mkdir(parents=True, exist_ok=True)
             env |= compilation_cache_env(str(settings.trusted_cache_dir))
         limit = None if self.trusted or device == "gpu" else memory_mb * 2**20
-        return LaunchSpec(
+        spec = LaunchSpec(
             rlimit_command(address_space_bytes=limit) + child_argv(result_fd),
             env,
             workdir,
             address_space_bytes=lambda job_mb: None if limit is None else job_mb * 2**20,
             cleanup=[lambda: shutil.rmtree(workdir, ignore_errors=True)],
         )
+        if slot is not None:
+            spec.cleanup.append(slot.release)
+        return spec

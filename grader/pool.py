@@ -93,6 +93,8 @@ class WarmPool:
         def spawn() -> None:
             try:
                 self._spawn()
+            except Exception as error:  # no slot on a busy GPU, a failed launch: next run retries
+                log.warning("could not start a %s child for the pool: %s", self.device, error)
             finally:
                 with self._lock:
                     self._spawning -= 1

@@ -82,6 +82,9 @@ class GradeReport(BaseModel):
     hidden_output_withheld: bool = Field(
         False, description="A learner's view: output during hidden cases is not shown."
     )
+    # The grader's own failure (its runtime did not start, or started on the wrong
+    # device): a worker puts the submission back in the queue instead of storing this.
+    retry_later: bool = Field(False, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

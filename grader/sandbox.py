@@ -29,6 +29,7 @@ from pathlib import Path
 
 from grader import cgroups, seccomp, warmup_cache
 from grader.config import PROJECT_ROOT, settings
+from grader.gpu_sharing import GpuSlot
 from grader.launch import LaunchSpec, clean_environment, rlimit_command
 from grader.limits import sandbox_limits
 from grader.warmup_cache import sandbox_env as warmup_cache_env
@@ -101,11 +102,12 @@ def bwrap_arguments(
     *,
     device: str,
     result_fd: int,
+    memory_mb: int,
     seccomp_fd: int | None,
     warm_up: bool = False,
     warmup_cache: Path | None = None,
 ) -> list[str]:
-    env = clean_environment(device, SANDBOX_HOME)
+    env = clean_environment(device, SANDBOX_HOME, memory_mb)
     if warmup_cache is not None:
         env |= warmup_cache_env(warmup_cache)
     args = [
@@ -159,12 +161,15 @@ class SandboxLauncher:
 
     def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
         limits = sandbox_limits()
+        # A GPU child holds a slot for its whole life (grader/gpu_sharing.py).
+        slot = GpuSlot() if device == "gpu" else None
         seccomp_fd = seccomp.filter_fd()
         argv = rlimit_command(
             address_space_bytes=limits.address_space_bytes(memory_mb, device)
         ) + bwrap_arguments(
             device=device,
             result_fd=result_fd,
+            memory_mb=memory_mb,
             seccomp_fd=seccomp_fd,
             warm_up=self.warm_up,
             warmup_cache=warmup_cache.ensure(device),
@@ -178,6 +183,8 @@ class SandboxLauncher:
             pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
             address_space_bytes=lambda job_mb: limits.address_space_bytes(job_mb, device),
         )
+        if slot is not None:
+            spec.cleanup.append(slot.release)
         if limits.cgroup is not None:
             group = cgroups.SandboxCgroup(
                 limits.cgroup, max_pids=settings.sandbox_max_pids, memory_bytes=memory_mb * 2**20

@@ -28,6 +28,7 @@ from typing import Protocol
 from grader import protocol
 from grader.config import settings
 from grader.frames import FrameCollector
+from grader.gpu_sharing import MemoryWatch
 from grader.job import Job, RunOutcome
 from grader.launch import Launcher, LaunchSpec, PlainLauncher, cpu_seconds_for
 from grader.output import OutputDrain
@@ -35,6 +36,7 @@ from grader.protocol import JobMessage, Kind, SourceRef
 
 log = logging.getLogger("jaxjudge.supervise")
 STARTUP_SECONDS = 120.0
+NATIVE_LOG_KEEP = 8192  # bytes of a child's stderr kept for the operator's log
 MAX_INPUT_ELEMENTS = 1 << 28
 
 
@@ -85,7 +87,7 @@ class StartedChild:
                 self.spec.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.PIPE,
                 pass_fds=(write_end, *self.spec.pass_fds),
                 env=self.spec.env,
                 cwd=self.spec.cwd,
@@ -94,11 +96,15 @@ class StartedChild:
         finally:
             for fd in (write_end, *self.spec.pass_fds):
                 os.close(fd)
-        assert self.process.stdout is not None
+        assert self.process.stdout is not None and self.process.stderr is not None
         self.drain = OutputDrain(settings.stdout_keep_bytes, settings.stdout_limit_bytes, self.kill)
+        # fd 2: the runtime's native log lines (XLA, CUDA) for the operator; capped
+        # like the learner's output, since learner code can write there too.
+        self.native = OutputDrain(NATIVE_LOG_KEEP, settings.stdout_limit_bytes, self.kill)
         self.results = os.fdopen(read_end, "rb")
         self.threads = [
             threading.Thread(target=self.drain.read_all, args=(self.process.stdout,), daemon=True),
+            threading.Thread(target=self.native.read_all, args=(self.process.stderr,), daemon=True),
             threading.Thread(
                 target=self.collector.read_all,
                 args=(self.results, settings.max_result_frame_bytes + (1 << 20), self.kill),
@@ -112,6 +118,16 @@ class StartedChild:
 
     def ready(self, timeout: float) -> bool:
         return self.collector.started(timeout) and self.process.poll() is None
+
+    def backend_mismatch(self) -> str | None:
+        """Why this child must not run a job for its device, if it must not: JAX started on
+        another backend than the one asked for (a GPU that failed to initialise makes JAX
+        fall back to the CPU; outputs compared with the wrong device's expected values
+        would be wrong). Said in HELLO, before any job's code has run."""
+        backend = self.collector.outcome.backend
+        if backend == self.device:
+            return None
+        return f"the runtime started on {backend!r}, not on the {self.device!r} device asked for"
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -165,13 +181,19 @@ class StartedChild:
         """Deliver the job, supervise it to the end, and close the child."""
         outcome = self.collector.outcome
         started = time.monotonic()
+        watch: MemoryWatch | None = None  # device memory, from outside (GPU jobs)
         try:
             if not self.ready(STARTUP_SECONDS):
                 outcome.startup_error = "the grading runtime did not start"
+            elif (mismatch := self.backend_mismatch()) is not None:
+                log.error("%s", mismatch)
+                outcome.startup_error = mismatch
             else:
                 started = time.monotonic()
                 deadline = started + job.wall_seconds
                 self._deliver(job)
+                if self.device == "gpu":
+                    watch = MemoryWatch(self.process.pid, job.memory_mb, self.kill).start()
                 if job.hidden_cases:
                     self._hidden_phase(job, deadline)
                 try:
@@ -180,6 +202,9 @@ class StartedChild:
                     outcome.timed_out = True
             self._stop()
             self._record(outcome, started)  # before the cgroup that knows about OOM kills goes
+            if watch is not None:
+                watch.stop()
+                outcome.memory_killed = outcome.memory_killed or watch.exceeded
         finally:
             self.close()
         return outcome
@@ -187,7 +212,7 @@ class StartedChild:
     def _record(self, outcome: RunOutcome, started: float) -> None:
         outcome.wall_seconds = time.monotonic() - started
         outcome.exit_status = self.process.returncode
-        outcome.output_limit_hit = self.drain.limit_hit
+        outcome.output_limit_hit = self.drain.limit_hit or self.native.limit_hit
         outcome.memory_killed = bool(self.spec.memory_killed and self.spec.memory_killed())
         outcome.killed_from_outside = (
             self.process.returncode == -signal.SIGKILL
@@ -197,8 +222,12 @@ class StartedChild:
         outcome.stdout = bytes(self.drain.shown).decode("utf-8", errors="replace")
         outcome.stdout_truncated = self.drain.shown_truncated
         outcome.hidden_output = bytes(self.drain.hidden).decode("utf-8", errors="replace")
-        if outcome.startup_error and self.drain.shown:
-            outcome.startup_error += ": " + outcome.stdout[-2000:]
+        native = bytes(self.native.shown + self.native.hidden).decode("utf-8", errors="replace")
+        if native.strip():
+            log.info("child %s (%s) logged on stderr:\n%s", self.process.pid, self.device, native)
+        said = (outcome.stdout + native).strip()
+        if outcome.startup_error and said:
+            outcome.startup_error += ": " + said[-2000:]
 
     def _stop(self) -> None:
         """Kill everything the child started and collect what it wrote."""
@@ -214,7 +243,7 @@ class StartedChild:
         self.closed = True
         self._stop()
         self.results.close()
-        for stream in (self.process.stdout, self.process.stdin):
+        for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()

@@ -43,7 +43,9 @@ def fingerprint(device: str) -> str:
     A cache filled under another fingerprint is filled again."""
     digest = hashlib.sha256()
     digest.update(json.dumps(runtime_versions(), sort_keys=True).encode())
-    digest.update(json.dumps(clean_environment(device, "/"), sort_keys=True).encode())
+    digest.update(
+        json.dumps(clean_environment(device, "/", settings.pool_memory_mb), sort_keys=True).encode()
+    )
     digest.update((Path(__file__).with_name("warmup.py")).read_bytes())
     return digest.hexdigest()
 
@@ -80,7 +82,9 @@ def _fill(directory: Path, device: str) -> None:
     directory.mkdir(parents=True)
     workdir = tempfile.mkdtemp(prefix="jaxjudge-warmup-")
     try:
-        env = clean_environment(device, workdir) | compilation_cache_env(str(directory))
+        env = clean_environment(device, workdir, settings.pool_memory_mb) | compilation_cache_env(
+            str(directory)
+        )
         subprocess.run(
             [
                 str(settings.child_python),

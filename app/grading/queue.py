@@ -209,6 +209,18 @@ def complete_regrade_item(
     )
 
 
+def put_back(session: Session, model: Leased, row_id: int, *, worker: str) -> bool:
+    """Return a row `worker` holds to the queue ungraded (the grader failed, not the
+    submission: its runtime did not start). Its attempt stays counted, so a row that
+    keeps failing ends after ``MAX_ATTEMPTS`` with a message, not in a loop."""
+    statement = (
+        update(model)
+        .where(_held_by(model, row_id, worker))
+        .values(status=SubmissionStatus.QUEUED, lease_owner=None, lease_expires_at=None)
+    )
+    return _rows(session, statement) == 1
+
+
 def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -> int:
     """Put back in the queue every row leased by a grading process of ``host`` that is
     no longer running (``alive(tag)`` is False for its ``pid-starttime`` tag)."""

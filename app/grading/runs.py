@@ -13,6 +13,7 @@ from app.data import catalog
 from app.grading import queue
 from app.models import ProblemVersion
 from grader.devices import NoDeviceError, device_for
+from grader.gpu_sharing import GpuBusyError
 from grader.grade import grade
 from grader.pool import WarmPool
 from grader.problem import Problem
@@ -102,6 +103,11 @@ def report_for(job: queue.GradingJob, grader: GradeFunction) -> GradeReport:
         return failure(slug, mode, str(error))
     try:
         return grader(problem, code, Mode(mode), device, job.hidden_draw)
+    except GpuBusyError as error:
+        log.warning("submission %s: %s", job.id, error)
+        busy = failure(slug, mode, "Every GPU sandbox stayed busy; please try again.")
+        busy.retry_later = True  # back to the queue (app/grading/worker.py)
+        return busy
     except Exception as error:
         log.exception("grading submission %s failed", job.id)
         return failure(slug, mode, f"The grader failed: {type(error).__name__}. Please try again.")

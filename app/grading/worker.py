@@ -38,6 +38,7 @@ from grader.report import GradeReport
 log = logging.getLogger("jaxjudge.worker")
 
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 30.0
+RETRY_PAUSE_SECONDS = 2.0
 RECORD_FOR_SECONDS = 600.0  # how long a finished verdict keeps trying to be recorded
 
 
@@ -152,6 +153,8 @@ class EmbeddedWorkers:
             self._jobs[worker] = job.id
         try:
             report = self._leased(job.id, worker, queue.renew, lambda: report_for(job, self.grader))
+            if self._put_back_for_later(report, job, Submission, worker):
+                return True
             recorded = self._record(
                 lambda session: queue.complete(
                     session,
@@ -188,6 +191,8 @@ class EmbeddedWorkers:
         report = self._leased(
             job.id, worker, queue.renew_regrade_item, lambda: report_for(job, self.grader)
         )
+        if self._put_back_for_later(report, job, RegradeItem, worker):
+            return True
 
         def record(session: Any) -> bool:
             done = queue.complete_regrade_item(
@@ -203,6 +208,31 @@ class EmbeddedWorkers:
             return done
 
         self._record(record, RegradeItem, job.id, worker)
+        return True
+
+    def _put_back_for_later(
+        self,
+        report: GradeReport,
+        job: queue.GradingJob,
+        model: type[Submission] | type[RegradeItem],
+        worker: str,
+    ) -> bool:
+        """A grading that failed through the grader's fault (its runtime did not start, on
+        a GPU typically because another sandbox held the memory) goes back to the queue
+        for a later attempt, by any worker, instead of becoming the learner's
+        ``internal_error``; after ``MAX_ATTEMPTS`` the error is recorded."""
+        if not report.retry_later or job.attempts >= queue.MAX_ATTEMPTS:
+            return False
+        with session_scope() as session:
+            returned = queue.put_back(session, model, job.id, worker=worker)
+        log.warning(
+            "%s %s: %s; %s",
+            model.__tablename__,
+            job.id,
+            report.message,
+            "back in the queue for a later attempt" if returned else "lease already lost",
+        )
+        self._stop.wait(RETRY_PAUSE_SECONDS)  # let whatever held the device let go
         return True
 
     def _record(

@@ -145,3 +145,18 @@ def test_a_byte_order_mark_is_accepted_as_python_accepts_it(tmp_path: Path) -> N
     path = tmp_path / "bom.py"
     path.write_bytes(b"\xef\xbb\xbfx = 1\n")
     assert read_submission(str(path)) == "x = 1\n"
+
+
+def test_an_error_under_json_is_still_one_json_object(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", "no-such-problem", str(REFERENCE), "--json"]) == 2
+    out = capsys.readouterr().out
+    assert "no-such-problem" in json.loads(out)["error"]
+
+
+def test_check_and_prepare_on_a_gpu_need_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("grader.devices.gpu_available", lambda: False)
+    for command in ("check", "prepare"):
+        assert main([command, "scan-microbatched-grads", "--device", "gpu"]) == 2
+        assert "needs a GPU worker" in capsys.readouterr().err
