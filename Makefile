@@ -11,11 +11,13 @@ STAMP := $(VENV)/.installed
 venv: system-deps $(STAMP)
 
 # Debian packages: bubblewrap sandboxes every submission; chromium runs the
-# browser test (Playwright drives it; no browser is ever downloaded).
-DEBIAN_PACKAGES := bubblewrap chromium
+# browser test (Playwright drives it; no browser is ever downloaded); postgresql
+# is the database jaxjudge scales on, and the tests start a real server of it.
+DEBIAN_PACKAGES := bubblewrap chromium postgresql
 system-deps:
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian packages:$$missing"; \
@@ -23,7 +25,7 @@ system-deps:
 	  elif ! command -v bwrap >/dev/null 2>&1; then \
 	    echo "jaxjudge needs bubblewrap: run 'sudo apt-get install bubblewrap' (and chromium for the browser test)"; exit 1; \
 	  else \
-	    echo "note: chromium is missing, so the browser test will be skipped ('sudo apt-get install chromium')"; \
+	    echo "note:$$missing missing: 'sudo apt-get install$$missing' (the browser test is skipped without chromium; the PostgreSQL tests fail without postgresql)"; \
 	  fi; \
 	fi
 

@@ -34,6 +34,7 @@ from app.web import auth as auth_pages
 from app.web import authoring as authoring_pages
 from app.web import course_insights
 from app.web import courses as course_pages
+from app.web import operations as operations_pages
 from app.web import problems as problem_pages
 from app.web.auth import sign_in_url
 from app.web.guards import SignInRequiredError
@@ -94,6 +95,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
     app.include_router(authoring_pages.router)
+    app.include_router(operations_pages.router)
     app.mount(
         "/static", StaticFiles(directory=PROJECT_ROOT / "app" / "web" / "static"), name="static"
     )
@@ -169,6 +171,25 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         """Readiness: the database takes a committed write, a grading process reported in
         the last 15 s, and a warm sandbox is ready. 503 with the reasons when not."""
         return JSONResponse(*readiness())
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics(request: Request) -> Response:
+        """Prometheus' view of the queue, the verdicts and every worker (app/metrics.py)."""
+        from app import metrics as prometheus
+
+        if not prometheus.allowed(
+            token=settings.metrics_token,
+            authorization=request.headers.get("authorization"),
+            client=request.client.host if request.client else None,
+            forwarded="x-forwarded-for" in request.headers,
+        ):
+            return JSONResponse(
+                {
+                    "detail": "Metrics need JAXJUDGE_METRICS_TOKEN as a bearer token, or a scrape from this machine."
+                },
+                status_code=403,
+            )
+        return Response(prometheus.render(), media_type=prometheus.CONTENT_TYPE)
 
     @app.middleware("http")
     async def request_log(

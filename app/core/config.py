@@ -45,6 +45,13 @@ class WebSettings(BaseSettings):
     secure_cookies: bool = Field(
         False, description="Send the session cookie over HTTPS only (set behind TLS)."
     )
+    metrics_token: str | None = Field(
+        None,
+        description=(
+            "Bearer token a Prometheus scrape of /metrics must bring; unset: only scrapes from"
+            " this machine (loopback, not through a proxy) are answered."
+        ),
+    )
     forwarded_allow_ips: str | None = Field(
         None,
         description=(

@@ -3,8 +3,9 @@
 A route that stores a submission (or a regrade) rings; embedded workers idle in
 ``wait``. A ring between a worker's empty claim and its wait is not lost: the
 worker passes the count it saw before claiming, and any ring since ends the wait
-at once. Workers in other processes (`jaxjudge worker`) still poll
-(``poll_seconds``): the ring is in-process only.
+at once. The ring is in-process; app/grading/notifications.py carries it to
+workers in other processes and on other machines (PostgreSQL's NOTIFY), and
+polling (``poll_seconds``) stays the safety net.
 """
 
 from __future__ import annotations

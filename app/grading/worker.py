@@ -29,6 +29,7 @@ from app.core.db import session_scope
 from app.data import regrades
 from app.grading import heartbeats, queue
 from app.grading.doorbell import new_work
+from app.grading.notifications import Listener
 from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import RegradeItem, Submission
 from grader.cgroups import process_tag
@@ -61,6 +62,7 @@ class EmbeddedWorkers:
         self._failing = False
         self._state_lock = threading.Lock()
         self.heartbeat = heartbeats.Heartbeat(device="cpu", snapshot=self._snapshot)
+        self.listener = Listener()
 
     def _snapshot(self) -> heartbeats.Snapshot:
         ready, size = self.grader.stats() if isinstance(self.grader, PoolGrader) else (0, 0)
@@ -74,6 +76,7 @@ class EmbeddedWorkers:
             self.grader.warm("cpu")  # the first submission should not wait for imports
         self._release_dead_leases()
         self.heartbeat.start()
+        self.listener.start()  # PostgreSQL: NOTIFY from any web process wakes us
         for index in range(self.threads):
             thread = threading.Thread(
                 target=self._loop,
@@ -96,6 +99,7 @@ class EmbeddedWorkers:
 
     def stop(self) -> None:
         self._stop.set()
+        self.listener.stop()
         new_work.ring()  # idle workers see the stop at once
         for thread in self._threads:
             thread.join(timeout=120)

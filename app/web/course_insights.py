@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from app.api.deps import SessionDep
 from app.data import catalog, courses, regrades
 from app.errors import DomainError, ForbiddenError, NotFoundError
-from app.grading.doorbell import new_work
+from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade, User
 from app.reports import analytics, charts, timeline
 from app.vocabulary import PUBLISH_ROLES, MemberRole
@@ -113,7 +113,7 @@ def start_regrade(
     except DomainError as error:
         return _analytics_page(request, session, user, course, slug, error=str(error))
     session.commit()
-    new_work.ring()  # idle workers take its items now
+    announce_new_work()  # idle workers take its items now
     return RedirectResponse(
         f"/courses/{course.id}/regrades/{regrade.id}", status_code=status.HTTP_303_SEE_OTHER
     )

@@ -71,6 +71,9 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /docs": everyone(),
     "GET /healthz": everyone(),
     "GET /readyz": everyone(),
+    # No account reads it: a token of its own, or a scrape from this machine
+    # (the test client is neither; tests/app/test_metrics.py).
+    "GET /metrics": everyone("forbidden"),
     "GET /assets/highlight.css": everyone(),
     "GET /assets/verdicts.css": everyone(),
     "GET /static": everyone(),
@@ -97,6 +100,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /account/tokens": signed_in(),
     "POST /account/tokens/{token_id}/revoke": only("learner", others="hidden"),
     "GET /admin/users": only("admin"),
+    "GET /admin/workers": only("admin"),
     "POST /admin/users/{user_id}/{action}": only("admin"),
     "GET /courses": signed_in(),
     "POST /courses": only("instructor", "other_instructor", "admin"),

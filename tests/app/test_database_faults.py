@@ -28,10 +28,10 @@ from tests.app.conftest import form_token, in_process_client
 
 
 @pytest.fixture
-def quick(database: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def quick(sqlite_database: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """Requests give up on the database after 0.5 s (a fresh engine per test URL)."""
     monkeypatch.setattr(settings, "database_wait_seconds", 0.5)
-    url = database.replace("test.db", "quick.db")
+    url = sqlite_database.replace("test.db", "quick.db")
     monkeypatch.setattr(settings, "database_url", url)
     migrate()
     from app.data import catalog

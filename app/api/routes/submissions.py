@@ -13,7 +13,7 @@ from app.core.config import grader_settings, settings
 from app.data import catalog
 from app.data import submissions as submission_data
 from app.grading import queue
-from app.grading.doorbell import new_work
+from app.grading.notifications import announce_new_work
 from app.models import Submission
 from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
@@ -75,7 +75,7 @@ def create_submission(
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)
-    new_work.ring()
+    announce_new_work()
     return SubmissionCreated(id=submission.id)
 
 
