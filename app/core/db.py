@@ -82,6 +82,9 @@ def session_scope() -> Iterator[Session]:
         session.close()
 
 
+MIGRATION_LOCK = 0x6A786A64  # any constant shared by every jaxjudge process ("jxjd")
+
+
 class MigrationError(RuntimeError):
     """A migration left rows that break a foreign key: the upgrade is rolled back."""
 
@@ -103,6 +106,10 @@ def migrate() -> None:
             connection.commit()  # end SQLAlchemy's autobegun (empty) transaction
         try:
             with connection.begin():
+                if connection.dialect.name == "postgresql":
+                    # Web servers and workers all migrate at start: one at a time, and
+                    # the later ones find the schema at head (released at commit).
+                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
                 if sqlite:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,11 @@ from alembic.config import Config
 from sqlalchemy import select, text
 
 from app.core.config import PROJECT_ROOT, settings
-from app.core.db import engine, migrate, session_scope
+from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, catalog
 from app.errors import DomainError
 from app.models import Submission, User
+from tests.postgres import PostgresServer
 
 
 def upgrade_to(revision: str) -> None:
@@ -113,3 +115,31 @@ def test_look_alike_names_from_before_the_name_rules_keep_signing_in(
         assert accounts.user_by_name(session=session, name="ALICE").id == 1  # type: ignore[union-attr]
         with pytest.raises(DomainError, match="is taken"):
             accounts.create_user(session=session, name="ALICE", password="long test password")
+
+
+def test_processes_starting_together_on_postgresql_migrate_one_at_a_time(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A web server and workers started at once all run the migrations on one empty
+    database: none fails, and the schema ends at head."""
+    postgres_server.execute("CREATE DATABASE racing_migrations")
+    url = postgres_server.url("racing_migrations")
+    monkeypatch.setattr(settings, "database_url", url)
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            migrate()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    with engine().connect() as connection:
+        versions = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    assert len(versions) == 1
+    engine_for(url).dispose()
