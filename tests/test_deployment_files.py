@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # (flax depends on PyYAML; no stubs pinned)
 
 from app.core.config import PROJECT_ROOT, WebSettings
 
