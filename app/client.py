@@ -39,7 +39,10 @@ class ApiClient:
     def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
         self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, text: bool = False
+    ) -> Any:
+        """The answer's JSON (``text``: its body as text, for CSV exports)."""
         url = f"{self.server}{path}"
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
@@ -50,6 +53,8 @@ class ApiClient:
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     raw = response.read()
+                    if text:
+                        return raw.decode("utf-8")
                     return json.loads(raw) if raw else None
             except urllib.error.HTTPError as error:
                 if error.code in (429, 503) and attempt < RETRIES:

@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.api.routes import courses as course_api
 from app.api.routes import problems, submissions, tokens
 from app.core.admission import Admission
 from app.core.config import PROJECT_ROOT, grader_settings, settings
@@ -89,6 +90,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(problems.router)
     app.include_router(submissions.router)
     app.include_router(tokens.router)
+    app.include_router(course_api.router)
     app.include_router(auth_pages.router)
     app.include_router(problem_pages.router)
     app.include_router(account_pages.router)

@@ -4,12 +4,13 @@ functions). What instructors read of a course is in app/reports/."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.errors import ForbiddenError, InvalidInputError
+from app.errors import ForbiddenError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, CourseMember, User
 from app.vocabulary import COURSE_CREATOR_ROLES, MemberRole
 
@@ -51,6 +52,30 @@ def membership(*, session: Session, course: Course, user: User) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class CourseAccess:
+    """A course as one of its members sees it."""
+
+    course: Course
+    role: MemberRole
+    user: User
+
+
+def access(*, session: Session, course_id: int, user: User) -> CourseAccess:
+    """``user``'s view of the course; for anyone outside it the course does not exist."""
+    course = session.get(Course, course_id)
+    role = membership(session=session, course=course, user=user) if course else None
+    if course is None or role is None:
+        raise NotFoundError(f"No course {course_id}.")
+    return CourseAccess(course=course, role=MemberRole(role), user=user)
+
+
+def as_instructor(found: CourseAccess) -> CourseAccess:
+    if found.role is not MemberRole.INSTRUCTOR:
+        raise ForbiddenError("Only the course's instructors can see this.")
+    return found
+
+
 def courses_of(*, session: Session, user: User) -> list[tuple[Course, str]]:
     rows = session.execute(
         select(Course, CourseMember.role)
@@ -61,9 +86,16 @@ def courses_of(*, session: Session, user: User) -> list[tuple[Course, str]]:
     return [(course, role) for course, role in rows]
 
 
+def utc_naive(moment: datetime) -> datetime:
+    """Dates are stored naive in UTC: one with an offset is converted, not cut off."""
+    return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
+
+
 def assign(
     *, session: Session, course: Course, problem: str, due_at: datetime | None
 ) -> Assignment:
+    """Assign ``problem`` (or move its due date; ``due_at`` in any offset, kept in UTC)."""
+    due_at = utc_naive(due_at) if due_at is not None else None
     existing = session.scalar(
         select(Assignment).where(Assignment.course_id == course.id, Assignment.problem == problem)
     )
@@ -82,6 +114,31 @@ def assignments_of(*, session: Session, course: Course) -> list[Assignment]:
             select(Assignment).where(Assignment.course_id == course.id).order_by(Assignment.id)
         )
     )
+
+
+def members_of(*, session: Session, course: Course) -> list[tuple[User, str]]:
+    """Everyone in the course with their role, instructors first, then by name."""
+    rows = session.execute(
+        select(User, CourseMember.role)
+        .join(CourseMember, CourseMember.user_id == User.id)
+        .where(CourseMember.course_id == course.id)
+        .order_by(CourseMember.role, User.name)
+    )
+    return [(user, role) for user, role in rows]
+
+
+def course_learner(*, session: Session, course: Course, learner_id: int) -> User:
+    """A learner of the course, or NotFoundError (instructors are not graded)."""
+    learner = session.get(User, learner_id)
+    role = membership(session=session, course=course, user=learner) if learner else None
+    if learner is None or role != MemberRole.LEARNER:
+        raise NotFoundError("No such learner in this course.")
+    return learner
+
+
+def require_assigned(*, session: Session, course: Course, slug: str) -> None:
+    if slug not in {a.problem for a in assignments_of(session=session, course=course)}:
+        raise NotFoundError(f"{slug!r} is not assigned in this course.")
 
 
 def learners_of(*, session: Session, course: Course) -> list[User]:

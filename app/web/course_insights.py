@@ -14,7 +14,7 @@ from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade, User
 from app.reports import analytics, charts, timeline
-from app.vocabulary import PUBLISH_ROLES, MemberRole
+from app.vocabulary import PUBLISH_ROLES
 from app.web.guards import CourseInstructor, CsrfChecked
 from app.web.render import page
 
@@ -22,8 +22,7 @@ router = APIRouter(include_in_schema=False)
 
 
 def _assigned(session: SessionDep, course: Course, slug: str) -> None:
-    if slug not in {a.problem for a in courses.assignments_of(session=session, course=course)}:
-        raise NotFoundError(f"{slug!r} is not assigned in this course.")
+    courses.require_assigned(session=session, course=course, slug=slug)
 
 
 @router.get("/courses/{course_id}/learners/{learner_id}", response_class=HTMLResponse)
@@ -31,10 +30,7 @@ def learner_timeline(
     learner_id: int, request: Request, session: SessionDep, access: CourseInstructor
 ) -> Response:
     course, user = access.course, access.user
-    learner = session.get(User, learner_id)
-    role = courses.membership(session=session, course=course, user=learner) if learner else None
-    if learner is None or role != MemberRole.LEARNER:
-        raise NotFoundError("No such learner in this course.")
+    learner = courses.course_learner(session=session, course=course, learner_id=learner_id)
     entries = timeline.timeline(session=session, course=course, learner=learner)
     return page(
         request,

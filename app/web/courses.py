@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request, status
@@ -17,11 +17,6 @@ from app.web.guards import CourseInstructor, CourseMember, CsrfChecked, SignedIn
 from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
-
-
-def utc_naive(moment: datetime) -> datetime:
-    """Dates are stored naive in UTC: one with an offset is converted, not cut off."""
-    return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def _back(course_id: int | None = None) -> RedirectResponse:
@@ -114,7 +109,7 @@ def assign_problem(
     if catalog.live_version(session, problem) is None:
         raise NotFoundError(f"Unknown problem {problem!r}.")
     try:
-        due_at = utc_naive(datetime.fromisoformat(due.strip())) if due.strip() else None
+        due_at = datetime.fromisoformat(due.strip()) if due.strip() else None
     except ValueError:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,

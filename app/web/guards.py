@@ -19,9 +19,10 @@ from fastapi import Depends, Form, Request
 from app.api.deps import SessionDep, session_user
 from app.core.sessions import check_csrf
 from app.data import courses
-from app.errors import ForbiddenError, NotFoundError
-from app.models import Course, User
-from app.vocabulary import PREVIEW_ROLES, PUBLISH_ROLES, MemberRole, Role
+from app.data.courses import CourseAccess
+from app.errors import ForbiddenError
+from app.models import User
+from app.vocabulary import PREVIEW_ROLES, PUBLISH_ROLES, Role
 
 
 @dataclass(frozen=True)
@@ -72,30 +73,15 @@ Publisher = Annotated[User, Depends(RequireRole(*PUBLISH_ROLES))]
 Admin = Annotated[User, Depends(RequireRole(Role.ADMIN))]
 
 
-@dataclass(frozen=True)
-class CourseAccess:
-    """A course as one of its members sees it."""
-
-    course: Course
-    role: MemberRole
-    user: User
-
-
 def _course_member(course_id: int, user: SignedInUser, session: SessionDep) -> CourseAccess:
-    course = session.get(Course, course_id)
-    role = courses.membership(session=session, course=course, user=user) if course else None
-    if course is None or role is None:
-        raise NotFoundError(f"No course {course_id}.")
-    return CourseAccess(course=course, role=MemberRole(role), user=user)
+    return courses.access(session=session, course_id=course_id, user=user)
 
 
 CourseMember = Annotated[CourseAccess, Depends(_course_member)]
 
 
-def _course_instructor(access: CourseMember) -> CourseAccess:
-    if access.role is not MemberRole.INSTRUCTOR:
-        raise ForbiddenError("Only the course's instructors can see this.")
-    return access
+def _course_instructor(found: CourseMember) -> CourseAccess:
+    return courses.as_instructor(found)
 
 
 CourseInstructor = Annotated[CourseAccess, Depends(_course_instructor)]

@@ -89,6 +89,20 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /api/tokens": signed_in(),
     "POST /api/tokens": signed_in(),
     "DELETE /api/tokens/{token_id}": only("learner", others="hidden"),
+    "GET /api/courses": signed_in(),
+    "POST /api/courses": only("instructor", "other_instructor", "admin"),
+    "POST /api/courses/join": signed_in(),
+    "GET /api/courses/{course_id}": COURSE_MEMBERS,
+    "GET /api/courses/{course_id}/members": COURSE_STAFF,
+    "PUT /api/courses/{course_id}/assignments": COURSE_STAFF,
+    "GET /api/courses/{course_id}/grades": COURSE_STAFF,
+    "GET /api/courses/{course_id}/grades.csv": COURSE_STAFF,
+    "GET /api/courses/{course_id}/submissions.csv": COURSE_STAFF,
+    "GET /api/courses/{course_id}/learners/{learner_id}/timeline": COURSE_STAFF,
+    "POST /api/courses/{course_id}/problems/{slug}/regrades": COURSE_STAFF,
+    "GET /api/courses/{course_id}/regrades/{regrade_id}": COURSE_STAFF,
+    "POST /api/courses/{course_id}/regrades/{regrade_id}/apply": COURSE_STAFF,
+    "POST /api/courses/{course_id}/regrades/{regrade_id}/discard": COURSE_STAFF,
     "GET /": signed_in(),
     "GET /problems/{slug}": signed_in(),
     "GET /problems/{slug}/history": signed_in(),
@@ -223,6 +237,10 @@ FORMS = {
 JSON = {
     "POST /api/submissions": {"problem": BANK_SLUG, "code": "x", "mode": "run"},
     "POST /api/tokens": {"name": "t"},
+    "POST /api/courses": {"name": "New course"},
+    "POST /api/courses/join": {"code": "NOCODE00"},
+    "PUT /api/courses/{course_id}/assignments": {"problem": BANK_SLUG},
+    "POST /api/courses/{course_id}/problems/{slug}/regrades": {"version": 1},
 }
 
 
@@ -235,7 +253,7 @@ def outcome(status: int, location: str) -> str:
 def call(client: TestClient, world: World, caller: str, method: str, path: str) -> Any:
     key = f"{method} {path}"
     values = {**PARAMS, **{k: str(v) for k, v in world.ids.items()}}
-    if not key.startswith(("GET /api/", "POST /api/", "DELETE /api/")):
+    if not key.startswith(("GET /api/", "POST /api/", "PUT /api/", "DELETE /api/")):
         values["token_id"] = values["page_token_id"]  # each revoking route gets its own token
     url = path.format(**values)
     if url == "/static":
