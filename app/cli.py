@@ -16,6 +16,7 @@ from typing import Any
 
 from app.client import CommandError
 from app.vocabulary import SubmissionStatus
+from grader import log_context
 from grader.verdicts import Mode, Verdict
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -33,7 +34,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings.check_for_production()
     except InsecureSettingsError as error:
         raise CommandError(str(error)) from None
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    log_context.configure(logging.INFO)
     workers = grader_settings.pool_size if args.workers is None else args.workers
     trusted = args.forwarded_allow_ips or settings.forwarded_allow_ips
     for warning in serving_warnings(args.host, trusted):
@@ -79,7 +80,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from app.core.db import migrate
     from app.grading.worker import EmbeddedWorkers
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    log_context.configure(logging.INFO)
     migrate()
     workers = EmbeddedWorkers(threads=args.threads)
     stop = threading.Event()

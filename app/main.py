@@ -44,6 +44,13 @@ from app.web.render import page
 log = logging.getLogger("jaxjudge.requests")
 
 
+def _submission_of(request: Request) -> int | None:
+    """The submission a request stored (the route says so) or names in its path."""
+    stored = getattr(request.state, "submission_id", None)
+    named = str(request.path_params.get("submission_id", ""))
+    return stored if isinstance(stored, int) else int(named) if named.isdigit() else None
+
+
 def _sync_problems() -> None:
     """Record changed problem folders as versions (the live ones stay live)."""
     with session_scope() as session:
@@ -206,6 +213,9 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
                     "path": request.url.path,
                     "status": response.status_code,
                     "ms": round((time.perf_counter() - started) * 1000, 1),
+                    # The submission a request stored or read: the same id as in the
+                    # worker's and the sandbox's lines (grader/log_context.py).
+                    "submission": _submission_of(request),
                 }
             )
         )

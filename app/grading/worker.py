@@ -34,6 +34,7 @@ from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import RegradeItem, Submission
 from grader.cgroups import process_tag
 from grader.limits import sandbox_limits
+from grader.log_context import grading_of
 from grader.report import GradeReport
 
 log = logging.getLogger("jaxjudge.worker")
@@ -155,32 +156,35 @@ class EmbeddedWorkers:
             )
         with self._state_lock:
             self._jobs[worker] = job.id
-        try:
-            report = self._leased(job.id, worker, queue.renew, lambda: report_for(job, self.grader))
-            if self._put_back_for_later(report, job, Submission, worker):
-                return True
-            recorded = self._record(
-                lambda session: queue.complete(
-                    session,
-                    submission_id=job.id,
-                    worker=worker,
-                    verdict=report.verdict.value,
-                    score=report.score,
-                    result_json=json.dumps(report.to_json(), allow_nan=False),
-                ),
-                Submission,
+        with grading_of(job.id):  # every line until it is recorded carries its id
+            try:
+                report = self._leased(
+                    job.id, worker, queue.renew, lambda: report_for(job, self.grader)
+                )
+                if self._put_back_for_later(report, job, Submission, worker):
+                    return True
+                recorded = self._record(
+                    lambda session: queue.complete(
+                        session,
+                        submission_id=job.id,
+                        worker=worker,
+                        verdict=report.verdict.value,
+                        score=report.score,
+                        result_json=json.dumps(report.to_json(), allow_nan=False),
+                    ),
+                    Submission,
+                    job.id,
+                    worker,
+                )
+            finally:
+                with self._state_lock:
+                    self._jobs.pop(worker, None)
+            log.info(
+                "submission %s: %s%s",
                 job.id,
-                worker,
+                report.verdict.value,
+                "" if recorded else " (lease taken by another worker: dropped)",
             )
-        finally:
-            with self._state_lock:
-                self._jobs.pop(worker, None)
-        log.info(
-            "submission %s: %s%s",
-            job.id,
-            report.verdict.value,
-            "" if recorded else " (lease taken by another worker: dropped)",
-        )
         return True
 
     def _one_regrade_item(self, worker: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, status
+from fastapi import APIRouter, Header, HTTPException, Request, status
 from sqlalchemy.exc import IntegrityError
 
 from app.api.deps import CurrentUser, SessionDep
@@ -26,6 +26,7 @@ router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=SubmissionCreated)
 def create_submission(
+    request: Request,
     body: SubmissionCreate,
     user: CurrentUser,
     session: SessionDep,
@@ -75,6 +76,7 @@ def create_submission(
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)
+    request.state.submission_id = submission.id  # in the request's log line (app/main.py)
     announce_new_work()
     return SubmissionCreated(id=submission.id)
 
