@@ -103,6 +103,22 @@ class Submission(Base):
     client_key: Mapped[str | None] = mapped_column(String(64), default=None)
 
 
+class QuizAnswer(Base):
+    """A learner's answer to one quiz question: the first one counts (the explanations
+    are shown after it, so a second answer would be a copy of them)."""
+
+    __tablename__ = "quiz_answers"
+    __table_args__ = (UniqueConstraint("user_id", "problem", "question"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    problem: Mapped[str] = mapped_column(String(100), index=True)
+    question: Mapped[str] = mapped_column(String(40))
+    picked: Mapped[str] = mapped_column(String(40))  # the choices' indices, "0,2"
+    correct: Mapped[bool]
+    answered_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class HintReveal(Base):
     """How many of a problem's hints a learner has revealed (they stay revealed)."""
 

@@ -21,6 +21,7 @@ from grader.cases import CaseBank, load_cases
 from grader.compare import Tolerance
 from grader.config import settings
 from grader.errors import ProblemError
+from grader.quiz import Quiz, load_quiz
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -158,6 +159,11 @@ class Problem:
         return self.reference_path.read_text()
 
     @cached_property
+    def quiz(self) -> Quiz | None:
+        """The questions of quiz.toml (grader/quiz.py), if the folder has one."""
+        return load_quiz(self.folder)
+
+    @cached_property
     def case_bank(self) -> CaseBank:
         return load_cases(self.folder / "cases.py", self.config.arguments, self.config.variants)
 
@@ -236,13 +242,15 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
             None,
             "missing: the reference solution lives here, outside the problem folder",
         )
-    return Problem(
+    problem = Problem(
         slug=slug,
         folder=folder,
         config=config,
         mistakes=load_mistakes(folder),
         reference_path=reference_path,
     )
+    problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
+    return problem
 
 
 def problem_folders(problems_dir: Path | None = None) -> list[Path]:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
-from app.data import catalog, courses, regrades
+from app.data import catalog, courses, quizzes, regrades
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade, User
@@ -67,6 +67,8 @@ def _analytics_page(
 ) -> Response:
     stats = analytics.problem_stats(session=session, course=course, problem=slug)
     live = catalog.live_version(session, slug)
+    quiz = catalog.problem_of(live).quiz if live else None
+    learners = [u.id for u in courses.learners_of(session=session, course=course)]
     return page(
         request,
         "course_problem.html",
@@ -87,6 +89,13 @@ def _analytics_page(
         versions=catalog.versions(session, slug),
         live=live,
         regrades=[r for r in regrades.of_course(session, course) if r.problem == slug],
+        quiz=quiz,
+        quiz_rates=(
+            quizzes.rates(session=session, problem=slug, quiz=quiz, user_ids=learners)
+            if quiz
+            else {}
+        ),
+        learner_count=len(learners),
     )
 
 

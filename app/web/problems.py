@@ -4,19 +4,19 @@ hints, history), and its fragments (history, walkthrough) the page fetches."""
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Form, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from app.api.deps import SessionDep
 from app.core.markdown import highlight_css, render_markdown
-from app.data import catalog, hints
+from app.data import catalog, hints, quizzes
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, Submission, User
-from app.web.guards import SignedInUser
+from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
 from grader.problem import Problem
 from grader.verdicts import Mode, Verdict
@@ -149,4 +149,39 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         status=status_text,
         history=history,
         unlocked=walkthrough_views(problem) if status_text == "solved" else None,
+        quiz=problem.quiz,
+        quiz_answers=(
+            {
+                qid: quizzes.picked_of(row)
+                for qid, row in quizzes.answers_of(session=session, user=user, problem=slug).items()
+            }
+            if problem.quiz
+            else {}
+        ),
+    )
+
+
+@router.post("/problems/{slug}/quiz/{question_id}")
+def answer_quiz(
+    slug: str,
+    question_id: str,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    choice: Annotated[list[str] | None, Form()] = None,
+) -> Response:
+    """Record the first answer to a question; the page then shows every explanation."""
+    _version, problem = _live_or_404(session, slug)
+    if problem.quiz is None:
+        raise NotFoundError(f"{slug!r} has no quiz.")
+    quizzes.answer(
+        session=session,
+        user=user,
+        problem=slug,
+        quiz=problem.quiz,
+        question_id=question_id,
+        picked=choice or [],
+    )
+    return RedirectResponse(
+        f"/problems/{slug}#quiz-{question_id}", status_code=status.HTTP_303_SEE_OTHER
     )

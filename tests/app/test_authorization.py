@@ -106,6 +106,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /": signed_in(),
     "GET /problems/{slug}": signed_in(),
     "GET /problems/{slug}/history": signed_in(),
+    "POST /problems/{slug}/quiz/{question_id}": signed_in(),
     # Unlocked by an accepted submission, which nobody here has.
     "GET /problems/{slug}/walkthrough": signed_in(**dict.fromkeys(ACTIVE, "forbidden")),
     "GET /account": signed_in(),
@@ -224,13 +225,20 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
     return World(ids, bearer, sessions)
 
 
-PARAMS = {"slug": BANK_SLUG, "number": "1", "action": "enable", "decision": "discard"}
+PARAMS = {
+    "slug": BANK_SLUG,
+    "number": "1",
+    "action": "enable",
+    "decision": "discard",
+    "question_id": "why-scan",
+}
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},
     "POST /signup": {"name": "x", "password": "short"},
     "POST /account/password": {"current": "not it", "new": "whatever long enough"},
     "POST /courses": {"name": "New course"},
     "POST /courses/join": {"code": "NOCODE00"},
+    "POST /problems/{slug}/quiz/{question_id}": {"choice": "0"},
     "POST /courses/{course_id}/assignments": {"problem": BANK_SLUG},
     "POST /courses/{course_id}/problems/{slug}/regrades": {"version": "1"},
 }

@@ -23,6 +23,21 @@ def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Pa
     assert "FAILED" in render(result)
 
 
+def test_an_invalid_quiz_is_reported_with_its_field(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    (folder / "quiz.toml").write_text(
+        '[[questions]]\nid = "q"\nprompt = "?"\n'
+        '[[questions.choices]]\ntext = "a"\nexplanation = "e"\n'
+        '[[questions.choices]]\ntext = "b"\nexplanation = "f"\n'
+    )
+    result = check_problem(folder, references)
+    assert not result.ok
+    assert (
+        "quiz.toml: questions.0: Value error, question 'q' has no correct choice"
+        in result.errors[0]
+    )
+
+
 def test_non_deterministic_samples_are_caught(problem_copy: tuple[Path, Path]) -> None:
     folder, references = problem_copy
     edit(folder / "cases.py", "np.random.default_rng(3000 + seed)", "np.random.default_rng()")
