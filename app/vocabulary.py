@@ -54,3 +54,16 @@ class RegradeScope(StrEnum):
 PREVIEW_ROLES = (Role.AUTHOR, Role.INSTRUCTOR, Role.ADMIN)
 PUBLISH_ROLES = (Role.AUTHOR, Role.ADMIN)
 COURSE_CREATOR_ROLES = (Role.INSTRUCTOR, Role.ADMIN)
+
+
+# How a track's slug (problem.toml `track`) is written for people; others are
+# shown with their hyphens as spaces.
+TRACK_TITLES = {
+    "gradient-accumulation": "Gradient accumulation",
+    "jax-foundations": "JAX foundations",
+    "optax-and-flax": "Optax and Flax",
+}
+
+
+def track_title(track: str) -> str:
+    return TRACK_TITLES.get(track, track.replace("-", " ").capitalize())

@@ -12,7 +12,7 @@ from fastapi.templating import Jinja2Templates
 from app.core.config import PROJECT_ROOT
 from app.core.sessions import csrf_token
 from app.models import User
-from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus
+from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus, track_title
 from grader.verdicts import HEADLINES, TONES, Verdict
 
 templates = Jinja2Templates(directory=PROJECT_ROOT / "app" / "web" / "templates")
@@ -49,6 +49,7 @@ def verdicts_css() -> str:
 
 templates.env.filters["verdict_label"] = verdict_label
 templates.env.filters["verdict_tone"] = verdict_tone
+templates.env.filters["track_title"] = track_title
 # The vocabulary, so templates compare with members, not spelled-out strings.
 templates.env.globals.update(
     Verdict=Verdict,

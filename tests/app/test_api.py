@@ -57,8 +57,11 @@ def test_requests_need_a_valid_token(client: TestClient) -> None:
 
 def test_problems_are_listed_by_track_and_position(client: TestClient) -> None:
     body = client.get("/api/problems", headers=token_for("ada")).json()
-    assert body["count"] == 5
-    assert [p["position"] for p in body["data"]] == [1, 2, 3, 4, 5]
+    assert body["count"] == 6
+    assert [(p["track"], p["position"]) for p in body["data"]] == [
+        *[("gradient-accumulation", n) for n in (1, 2, 3, 4, 5)],
+        ("jax-foundations", 1),
+    ]
     assert body["data"][0]["slug"] == "nnx-grad-accumulation"
 
 

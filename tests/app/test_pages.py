@@ -95,8 +95,10 @@ def test_sign_up_lands_on_the_problem_list_grouped_by_track(browser: TestClient)
         "scan-microbatched-grads",
         "optax-multisteps",
         "train-with-accumulation",
+        "stable-logsumexp",
     ]
-    assert page.count(">unseen<") == 5  # the visible text, not the CSS class
+    assert "JAX foundations" in page  # the second track, titled for people
+    assert page.count(">unseen<") == 6  # the visible text, not the CSS class
 
 
 def test_the_session_cookie_is_http_only_and_same_site_lax(browser: TestClient) -> None:

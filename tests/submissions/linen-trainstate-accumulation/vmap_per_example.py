@@ -18,6 +18,8 @@ def linen_accumulation_step(seed, x_batches, y_batches, lr):
     x = x_batches.reshape(-1, x_batches.shape[-1])
     y = y_batches.reshape(-1)
     per_example = jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))(state.params, x, y)
-    state = state.apply_gradients(grads=jax.tree_util.tree_map(lambda g: g.mean(axis=0), per_example))
+    state = state.apply_gradients(
+        grads=jax.tree_util.tree_map(lambda g: g.mean(axis=0), per_example)
+    )
     pred = model.apply(state.params, x)[:, 0]
     return jnp.array([jnp.mean((pred - y) ** 2)])

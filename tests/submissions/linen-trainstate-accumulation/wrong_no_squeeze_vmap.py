@@ -18,4 +18,6 @@ def linen_accumulation_step(seed, x_batches, y_batches, lr):
 
     g = [jax.grad(loss)(state.params, x_batches[i], y_batches[i]) for i in range(2)]
     state = state.apply_gradients(grads=jax.tree_util.tree_map(lambda a, b: 0.5 * (a + b), *g))
-    return jnp.array([loss(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))])
+    return jnp.array(
+        [loss(state.params, x_batches.reshape(-1, x_batches.shape[-1]), y_batches.reshape(-1))]
+    )

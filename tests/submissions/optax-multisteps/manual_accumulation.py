@@ -21,7 +21,9 @@ def multisteps_step(seed, x, y, k, lr):
     net = MLP()
     params = net.init(jax.random.PRNGKey(int(seed)), x)
     labels = y.astype(jnp.int32)
-    loss_fn = lambda p, xb, yb: optax.softmax_cross_entropy_with_integer_labels(net.apply(p, xb), yb).mean()  # noqa: E731
+    loss_fn = lambda p, xb, yb: optax.softmax_cross_entropy_with_integer_labels(
+        net.apply(p, xb), yb
+    ).mean()  # noqa: E731
     grad_fn = jax.jit(jax.grad(loss_fn))
     m = x.shape[0] // k
     grads = [grad_fn(params, x[i * m : (i + 1) * m], labels[i * m : (i + 1) * m]) for i in range(k)]

@@ -22,7 +22,9 @@ def multisteps_step(seed, x, y, k, lr):
     net = MLP()
     params = net.init(jax.random.PRNGKey(int(seed)), x)
     labels = y.astype(jnp.int32)
-    loss_fn = lambda p, xb, yb: optax.softmax_cross_entropy_with_integer_labels(net.apply(p, xb), yb).mean()  # noqa: E731
+    loss_fn = lambda p, xb, yb: optax.softmax_cross_entropy_with_integer_labels(
+        net.apply(p, xb), yb
+    ).mean()  # noqa: E731
     tx = optax.adam(lr)
     xs = x.reshape((k, -1) + x.shape[1:])
     ys = labels.reshape(k, -1)

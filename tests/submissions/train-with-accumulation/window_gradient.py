@@ -6,7 +6,9 @@ import optax
 from flax import nnx
 
 
-def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm):
+def train_with_accumulation(
+    seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm
+):
     window = int(micro_batch_size) * int(accumulation_steps)
     model = nnx.Linear(x.shape[1], int(n_classes), rngs=nnx.Rngs(int(seed)))
     labels = y.astype(jnp.int32)
@@ -17,7 +19,9 @@ def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulatio
 
     losses = []
     for start in range(0, x.shape[0], window):
-        loss, grads = nnx.value_and_grad(mean_loss)(model, x[start : start + window], labels[start : start + window])
+        loss, grads = nnx.value_and_grad(mean_loss)(
+            model, x[start : start + window], labels[start : start + window]
+        )
         grads, _ = clip.update(grads, clip.init(grads))
         params = nnx.state(model, nnx.Param)
         nnx.update(model, jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads))

@@ -7,11 +7,15 @@ import optax
 from flax import nnx
 
 
-def train_with_accumulation(seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm):
+def train_with_accumulation(
+    seed, x, y, n_classes, micro_batch_size, accumulation_steps, lr, max_grad_norm
+):
     micro, steps = int(micro_batch_size), int(accumulation_steps)
     model = nnx.Linear(x.shape[1], int(n_classes), rngs=nnx.Rngs(int(seed)))
     labels = y.astype(jnp.int32)
-    optimizer = nnx.Optimizer(model, optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.sgd(lr)), wrt=nnx.Param)
+    optimizer = nnx.Optimizer(
+        model, optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.sgd(lr)), wrt=nnx.Param
+    )
 
     def scaled(model, xb, yb):
         return optax.softmax_cross_entropy_with_integer_labels(model(xb), yb).mean() / steps
