@@ -18,7 +18,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.errors import ConflictError
+from app.errors import ConflictError, NotFoundError
 from app.grading.queue import GradingJob
 from app.models import (
     Course,
@@ -37,6 +37,14 @@ from app.vocabulary import CheckStatus, RegradeStatus, SubmissionStatus
 from grader.verdicts import Mode
 
 PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)
+
+
+def in_course(session: Session, course: Course, regrade_id: int) -> Regrade:
+    """One of the course's regrades; for any other id, NotFoundError."""
+    regrade = session.get(Regrade, regrade_id)
+    if regrade is None or regrade.course_id != course.id:
+        raise NotFoundError(f"No regrade {regrade_id} in this course.")
+    return regrade
 
 
 def start(*, session: Session, course: Course, version: ProblemVersion, by: User) -> Regrade:

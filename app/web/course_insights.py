@@ -12,7 +12,7 @@ from app.api.deps import SessionDep
 from app.data import catalog, courses, quizzes, regrades
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
-from app.models import Course, Regrade, User
+from app.models import Course, User
 from app.reports import analytics, charts, timeline
 from app.vocabulary import PUBLISH_ROLES
 from app.web.guards import CourseInstructor, CsrfChecked
@@ -124,19 +124,12 @@ def start_regrade(
     )
 
 
-def _regrade(session: SessionDep, course: Course, regrade_id: int) -> Regrade:
-    regrade = session.get(Regrade, regrade_id)
-    if regrade is None or regrade.course_id != course.id:
-        raise NotFoundError(f"No regrade {regrade_id} in this course.")
-    return regrade
-
-
 @router.get("/courses/{course_id}/regrades/{regrade_id}", response_class=HTMLResponse)
 def regrade_page(
     regrade_id: int, request: Request, session: SessionDep, access: CourseInstructor
 ) -> Response:
     course, user = access.course, access.user
-    regrade = _regrade(session, course, regrade_id)
+    regrade = regrades.in_course(session, course, regrade_id)
     done, total = regrades.progress(session, regrade)
     found = regrades.changes(session, regrade)
     return page(
@@ -158,7 +151,7 @@ def regrade_progress(
     regrade_id: int, session: SessionDep, access: CourseInstructor
 ) -> dict[str, object]:
     """For the page's progress bar: how far the regrade is."""
-    regrade = _regrade(session, access.course, regrade_id)
+    regrade = regrades.in_course(session, access.course, regrade_id)
     done, total = regrades.progress(session, regrade)
     return {"status": regrade.status, "done": done, "total": total}
 
@@ -172,7 +165,7 @@ def decide_regrade(
     _csrf: CsrfChecked,
 ) -> Response:
     course, user = access.course, access.user
-    regrade = _regrade(session, course, regrade_id)
+    regrade = regrades.in_course(session, course, regrade_id)
     if decision == "apply":
         regrades.apply(session, regrade=regrade)
     elif decision == "apply-everywhere":

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
+from app.core.downloads import csv_response
 from app.data import catalog, courses
 from app.errors import DomainError, NotFoundError
 from app.reports import exports, gradebook
@@ -131,12 +132,3 @@ def submissions_csv(session: SessionDep, access: CourseInstructor) -> Response:
     course = access.course
     body = exports.submissions_csv(session=session, course=course)
     return csv_response(body, f"submissions-course-{course.id}.csv")
-
-
-def csv_response(body: str, filename: str) -> Response:
-    # A byte-order mark so spreadsheets read the file as UTF-8.
-    return Response(
-        "\ufeff" + body,
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )

@@ -4,11 +4,13 @@ does not exist for anyone outside it; its learners may not read instructors' vie
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response, status
 
 from app.api.deps import CurrentUser, SessionDep
+from app.core.downloads import csv_response
 from app.course_schemas import (
     AssignmentCreate,
     AssignmentPublic,
@@ -118,18 +120,8 @@ def grade_matrix(access: Instructor, session: SessionDep) -> GradeMatrix:
     for learner in matrix.learners:
         cells = []
         for assignment in matrix.problems:
-            cell = matrix.cell(learner, assignment.problem)
-            cells.append(
-                CellPublic(
-                    problem=assignment.problem,
-                    best_verdict=cell.best_verdict,
-                    best_score=cell.best_score,
-                    attempts=cell.attempts,
-                    first_accepted_at=cell.first_accepted_at,
-                    last_submitted_at=cell.last_submitted_at,
-                    late=cell.late,
-                )
-            )
+            cell = asdict(matrix.cell(learner, assignment.problem))
+            cells.append(CellPublic(problem=assignment.problem, **cell))
         learners.append(
             LearnerGrades(
                 learner_id=learner.id,
@@ -145,19 +137,11 @@ def grade_matrix(access: Instructor, session: SessionDep) -> GradeMatrix:
     )
 
 
-def _csv(body: str, filename: str) -> Response:
-    return Response(
-        body,
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
-
-
 @router.get("/{course_id}/grades.csv", response_class=Response, responses={200: {"content": CSV}})
 def grades_csv(access: Instructor, session: SessionDep) -> Response:
     """The grade matrix as a spreadsheet: per learner, per problem a score and a late flag."""
     matrix = gradebook.grade_matrix(session=session, course=access.course)
-    return _csv(exports.matrix_csv(matrix), f"grades-course-{access.course.id}.csv")
+    return csv_response(exports.matrix_csv(matrix), f"grades-course-{access.course.id}.csv")
 
 
 @router.get(
@@ -166,7 +150,7 @@ def grades_csv(access: Instructor, session: SessionDep) -> Response:
 def submissions_csv(access: Instructor, session: SessionDep) -> Response:
     """Every submit made in the course, one row each, with its code."""
     body = exports.submissions_csv(session=session, course=access.course)
-    return _csv(body, f"submissions-course-{access.course.id}.csv")
+    return csv_response(body, f"submissions-course-{access.course.id}.csv")
 
 
 @router.get("/{course_id}/learners/{learner_id}/timeline", response_model=Timeline)
@@ -203,26 +187,10 @@ def _regrade_public(session: SessionDep, regrade: Regrade) -> RegradePublic:
         done=done,
         total=total,
         changes=[
-            RegradeChange(
-                learner=c.learner,
-                submission_id=c.submission_id,
-                submitted_at=c.submitted_at,
-                old_verdict=c.old_verdict,
-                old_score=c.old_score,
-                new_verdict=c.new_verdict,
-                new_score=c.new_score,
-                changed=c.changed,
-            )
+            RegradeChange.model_validate(c, from_attributes=True)
             for c in regrades.changes(session, regrade)
         ],
     )
-
-
-def _regrade(session: SessionDep, course: Course, regrade_id: int) -> Regrade:
-    regrade = session.get(Regrade, regrade_id)
-    if regrade is None or regrade.course_id != course.id:
-        raise NotFoundError(f"No regrade {regrade_id} in this course.")
-    return regrade
 
 
 @router.post(
@@ -248,19 +216,19 @@ def start_regrade(
 @router.get("/{course_id}/regrades/{regrade_id}", response_model=RegradePublic)
 def get_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
     """Progress and, per submit, the old and the new verdict."""
-    return _regrade_public(session, _regrade(session, access.course, regrade_id))
+    return _regrade_public(session, regrades.in_course(session, access.course, regrade_id))
 
 
 @router.post("/{course_id}/regrades/{regrade_id}/apply", response_model=RegradePublic)
 def apply_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
     """The course counts the new verdicts from now on (this course only)."""
-    regrade = _regrade(session, access.course, regrade_id)
+    regrade = regrades.in_course(session, access.course, regrade_id)
     regrades.apply(session, regrade=regrade)
     return _regrade_public(session, regrade)
 
 
 @router.post("/{course_id}/regrades/{regrade_id}/discard", response_model=RegradePublic)
 def discard_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
-    regrade = _regrade(session, access.course, regrade_id)
+    regrade = regrades.in_course(session, access.course, regrade_id)
     regrades.discard(session, regrade=regrade)
     return _regrade_public(session, regrade)
