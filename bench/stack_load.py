@@ -29,13 +29,13 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
 from app.cli import poll_delay
 from bench.blocks import write_block
 from bench.http_load import percentile
+from bench.sustained import api_time
 from grader.config import PROJECT_ROOT
 from grader.config import settings as grader_settings
 from tests.app.server import Server, jaxjudge
@@ -118,8 +118,7 @@ class Learner:
             if state.get("status") == "done":
                 break
             time.sleep(poll_delay(time.monotonic() - started))
-        submitted = datetime.fromisoformat(str(state["submitted_at"]).removesuffix("Z"))
-        claimed = datetime.fromisoformat(str(state["started_at"]).removesuffix("Z"))
+        submitted, claimed = (api_time(str(state[k])) for k in ("submitted_at", "started_at"))
         with self.tally.lock:
             self.tally.verdict.append(time.monotonic() - started)
             self.tally.queue_wait.append((claimed - submitted).total_seconds())

@@ -43,7 +43,8 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _when(text: str) -> datetime:
+def api_time(text: str) -> datetime:
+    """A timestamp as the API writes it (ISO 8601, maybe with Z)."""
     return datetime.fromisoformat(text.removesuffix("Z"))
 
 
@@ -73,7 +74,7 @@ def learner(
                 break
             time.sleep(0.2)
         submitted, began, done = (
-            _when(str(state[k])) for k in ("submitted_at", "started_at", "finished_at")
+            api_time(str(state[k])) for k in ("submitted_at", "started_at", "finished_at")
         )
         with tally.lock:
             tally.finished.append(

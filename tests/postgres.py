@@ -65,7 +65,7 @@ class PostgresServer:
             os.chmod(self.root, 0o700)
             os.chown(self.root, account.pw_uid, account.pw_gid)
             self._as_user = [
-                _binary("runuser") if shutil.which("runuser") else "runuser",
+                shutil.which("runuser") or "runuser",
                 "-u",
                 SERVER_USER,
                 "--",

@@ -28,20 +28,12 @@ class WorkerView:
 
     @property
     def busy_children(self) -> int:
-        return max(0, len([j for j in self.row.current_jobs.split(",") if j]))
+        return len([job for job in self.row.current_jobs.split(",") if job])
 
 
 @dataclass(frozen=True)
 class QueueEntry:
-    id: int
-    user_id: int
-    problem: str
-    mode: str
-    status: str
-    created_at: datetime
-    lease_owner: str | None
-    lease_expires_at: datetime | None
-    attempts: int
+    submission: Submission
     why_stuck: str | None
 
 
@@ -84,21 +76,7 @@ def unfinished(session: Session, limit: int = 200) -> list[QueueEntry]:
         .order_by(Submission.id)
         .limit(limit)
     ).all()
-    return [
-        QueueEntry(
-            row.id,
-            row.user_id,
-            row.problem,
-            row.mode,
-            row.status,
-            row.created_at,
-            row.lease_owner,
-            row.lease_expires_at,
-            row.attempts,
-            _why_stuck(row, now, live),
-        )
-        for row in rows
-    ]
+    return [QueueEntry(row, _why_stuck(row, now, live)) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,6 @@ def workers_and_queue(request: Request, session: SessionDep, admin: Admin) -> Re
         admin,
         workers=operations.workers(session),
         depth=operations.depth_by_status(session),
-        entries=sorted(entries, key=lambda entry: (entry.why_stuck is None, entry.id)),
+        entries=sorted(entries, key=lambda entry: (entry.why_stuck is None, entry.submission.id)),
         stuck=sum(entry.why_stuck is not None for entry in entries),
     )
