@@ -16,7 +16,9 @@ converges. The contract, checked here:
 
 Inputs follow one convention so every problem reads the same: scalar arguments
 are Python floats (the learner's function casts them), arrays are float32
-numpy arrays (the child hands them to the learner as float32 ``jax.Array``s).
+numpy arrays (the child hands them to the learner as float32 ``jax.Array``s),
+and a pytree argument (parameters, gradients) is a dict with string keys (no "/") whose
+values are float32 arrays or further such dicts, at most ``MAX_TREE_DEPTH`` deep.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ from grader.errors import ProblemError
 
 CASE_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
-Argument = float | np.ndarray[Any, np.dtype[np.float32]]
+MAX_TREE_DEPTH = 8
+
+# A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays).
+Argument = float | np.ndarray[Any, np.dtype[np.float32]] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,26 @@ class Case:
     note: str = field(default="", compare=False)
 
 
-def _check_argument(path: Path, case: Case, name: str, value: object) -> None:
+def _check_argument(path: Path, case: Case, name: str, value: object, depth: int = 0) -> None:
     where = f"case {case.name!r}, argument {name!r}"
+    if isinstance(value, dict):
+        if depth >= MAX_TREE_DEPTH:
+            raise ProblemError(path, where, f"trees nest at most {MAX_TREE_DEPTH} dicts deep")
+        if not value:
+            raise ProblemError(path, where, "an empty dict is not a tree of arrays")
+        for key, item in value.items():
+            if type(key) is not str or not key or "/" in key:
+                raise ProblemError(
+                    path, where, f"tree keys must be non-empty strings without '/', got {key!r}"
+                )
+            if not isinstance(item, np.ndarray | dict):
+                raise ProblemError(
+                    path,
+                    where,
+                    f"a tree's leaves are float32 arrays; {key!r} is {type(item).__name__}",
+                )
+            _check_argument(path, case, f"{name}/{key}", item, depth + 1)
+        return
     if isinstance(value, np.ndarray):
         if value.dtype != np.float32:
             raise ProblemError(path, where, f"arrays must be float32, got {value.dtype}")
@@ -61,7 +84,7 @@ def _check_argument(path: Path, case: Case, name: str, value: object) -> None:
         raise ProblemError(
             path,
             where,
-            f"must be a Python float or a float32 numpy array, got {type(value).__name__}",
+            f"must be a Python float, a float32 numpy array or a dict of them, got {type(value).__name__}",
         )
 
 
@@ -96,16 +119,31 @@ def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) ->
     return validated
 
 
-def _same_value(a: Argument, b: Argument) -> bool:
+def same_value(a: Argument, b: Argument) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same_value(a[key], b[key]) for key in a)
+        )
     if isinstance(a, float) or isinstance(b, float):
         return bool(a == b)
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+def argument_signature(value: Argument) -> object:
+    """What a compilation depends on besides values: a float's kind, an array's shape,
+    a tree's keys and its leaves' shapes."""
+    if isinstance(value, dict):
+        return tuple((key, argument_signature(item)) for key, item in sorted(value.items()))
+    if isinstance(value, float):
+        return "float"
+    return tuple(value.shape)
+
+
 def _same_kind(a: Argument, b: Argument) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, float) and isinstance(b, float)
-    return bool(a.shape == b.shape)
+    return argument_signature(a) == argument_signature(b)
 
 
 @dataclass(frozen=True)
@@ -144,7 +182,7 @@ def _bank(path: Path, generated: list[list[Case]]) -> CaseBank:
         these = tuple(case for case in cases if case.sample)
         for mine, theirs in zip(these, samples, strict=False):
             if mine.name != theirs.name or not all(
-                _same_value(mine.args[name], theirs.args[name]) for name in mine.args
+                same_value(mine.args[name], theirs.args[name]) for name in mine.args
             ):
                 raise ProblemError(
                     path,
@@ -184,7 +222,7 @@ def _require_distinct_variants(path: Path, hidden: list[tuple[Case, ...]]) -> No
         for seed_a in range(len(hidden)):
             for seed_b in range(seed_a + 1, len(hidden)):
                 a, b = hidden[seed_a][position], hidden[seed_b][position]
-                if all(_same_value(a.args[name], b.args[name]) for name in a.args):
+                if all(same_value(a.args[name], b.args[name]) for name in a.args):
                     raise ProblemError(
                         path,
                         f"case {case.name!r}",

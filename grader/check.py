@@ -16,16 +16,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from grader import expected
-from grader.cases import case_key, load_cases
-from grader.compare import compare
+from grader.cases import case_key, load_cases, same_value
 from grader.errors import ProblemError
 from grader.expected import Outputs
 from grader.grade import grade
 from grader.problem import Problem, load_problem
 from grader.scaffold import leftover_todos
+from grader.trees import compare_output
 from grader.verdicts import Verdict, headline
 
 SEPARATION = 10.0
@@ -53,8 +51,7 @@ def _cases_deterministic(problem: Problem) -> str | None:
     for (key, first), (_, second) in zip(problem.case_bank.keyed(), again.keyed(), strict=True):
         for name, value in first.args.items():
             other = second.args[name]
-            same = value == other if isinstance(value, float) else np.array_equal(value, other)
-            if not same:
+            if not same_value(value, other):
                 return f"cases.py: case {key!r} argument {name!r} differs between two generations; derive every random generator from the seed"
     return None
 
@@ -65,7 +62,7 @@ def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) 
         return float("inf")
     worst = 0.0
     for index, (want, got) in enumerate(zip(reference, candidate, strict=True)):
-        result = compare(got, want, problem.tolerance(index))
+        result = compare_output(got, want, problem.tolerance(index))
         worst = max(
             worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
         )

@@ -47,6 +47,7 @@ from grader.verdicts import Verdict
 
 MAX_MESSAGE_CHARS = 8000
 MAX_TRACEBACK_FRAMES = 30
+MAX_TREE_LEAVES = 256  # grader/trees.py MAX_LEAVES
 
 
 def _import_runtime() -> Any:
@@ -166,6 +167,28 @@ def to_array(value: Any, max_elements: int, jax: Any) -> Converted:
     return Converted(array)
 
 
+def _key_name(entry: Any) -> str:
+    """One step of a pytree path as text: a dict key, a list index, a field name."""
+    for attribute in ("key", "idx", "name"):
+        if hasattr(entry, attribute):
+            return _safe_str(getattr(entry, attribute))[:100]
+    return _safe_str(entry)[:100]
+
+
+def tree_leaves(value: Any, max_elements: int, jax: Any) -> list[tuple[str, Converted]]:
+    """A pytree output's leaves, each named by its path (``dense_0/kernel``; the
+    parent puts the output's name in front) and converted like any output."""
+    flat, _treedef = jax.tree_util.tree_flatten_with_path(value)
+    if len(flat) > MAX_TREE_LEAVES:
+        raise ValueError(
+            f"the returned tree has {len(flat)} leaves; at most {MAX_TREE_LEAVES} are allowed"
+        )
+    return [
+        ("/".join(_key_name(entry) for entry in path)[:300], to_array(leaf, max_elements, jax))
+        for path, leaf in flat
+    ]
+
+
 # Code that prints (or stops for input) runs op by op: under jax.jit a print shows
 # tracers once, not values per case, and a learner debugging with print must see values.
 EAGER_NAMES = frozenset({"print", "breakpoint", "input", "pdb"})
@@ -236,7 +259,12 @@ def _run_case(
             not isinstance(values, tuple | list) or len(values) != job.n_outputs
         ):
             raise TypeError(f"expected a tuple of {job.n_outputs} outputs")
-        converted = [to_array(item, job.max_elements, jax) for item in values]
+        converted: list[Converted | list[tuple[str, Converted]]] = [
+            tree_leaves(item, job.max_elements, jax)
+            if index in job.tree_outputs
+            else to_array(item, job.max_elements, jax)
+            for index, item in enumerate(values)
+        ]
     except BaseException as error:
         message = _describe_exit(error) + learner_traceback(error, solution.filename)
         channel.send(
@@ -251,7 +279,8 @@ def _run_case(
         )
         return
     seconds = time.perf_counter() - started
-    too_large = [c.message for c in converted if c.refusal is Verdict.OUTPUT_LIMIT_EXCEEDED]
+    every = [c for item in converted for c in (item if isinstance(item, list) else [("", item)])]
+    too_large = [c.message for _, c in every if c.refusal is Verdict.OUTPUT_LIMIT_EXCEEDED]
     if too_large:
         channel.send(
             Kind.CASE_ERROR,
@@ -264,14 +293,19 @@ def _run_case(
             },
         )
         return
-    arrays = [c.array for c in converted if c.array is not None]
+    arrays = [c.array for _, c in every if c.array is not None]
     specs, data = protocol.pack_arrays(arrays)
-    outputs: list[dict[str, Any]] = []
     spec_iter = iter(specs)
-    for conversion in converted:
-        outputs.append(
-            next(spec_iter) if conversion.array is not None else {"invalid": conversion.message}
-        )
+
+    def wire(conversion: Converted) -> dict[str, Any]:
+        return next(spec_iter) if conversion.array is not None else {"invalid": conversion.message}
+
+    outputs: list[dict[str, Any]] = []
+    for item in converted:
+        if isinstance(item, list):
+            outputs.append({"tree": [{"path": path, "leaf": wire(leaf)} for path, leaf in item]})
+        else:
+            outputs.append(wire(item))
     channel.send(Kind.CASE_RESULT, {**where, "seconds": seconds, "outputs": outputs}, data)
 
 
@@ -352,9 +386,19 @@ def _detach_stdin(stdin: BinaryIO) -> None:
         os.close(null)
 
 
+def _on_device(value: Any, jnp: Any) -> Any:
+    """A case argument as the learner gets it: floats stay floats, arrays become
+    ``jax.Array``s, trees keep their dicts."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, dict):
+        return {key: _on_device(item, jnp) for key, item in value.items()}
+    return jnp.asarray(value)
+
+
 def _decode(cases: Any, data: bytes, job: JobMessage, jnp: Any) -> list[list[Any]]:
     decoded = protocol.unpack_cases(list(cases), data, max_elements=job.max_input_elements)
-    return [[v if isinstance(v, float) else jnp.asarray(v) for v in args] for args in decoded]
+    return [[_on_device(v, jnp) for v in args] for args in decoded]
 
 
 def _warm_up_until_a_job_arrives() -> None:

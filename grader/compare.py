@@ -40,6 +40,7 @@ class Failure(StrEnum):
     SHAPE = "shape"
     NOT_FINITE = "not_finite"
     TOLERANCE = "tolerance"
+    STRUCTURE = "structure"  # a tree output's leaves are not the expected ones
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class Comparison:
     # below 1 passes; "how many tolerances away" the answer is.
     tolerance_ratio: float | None = None
     worst_index: tuple[int, ...] | None = None
+    expected_shape: str | None = None
+    actual_shape: str | None = None
+    leaf: str | None = None  # a tree output's failing (or worst) leaf, by path
 
 
 def format_shape(shape: tuple[int, ...]) -> str:
@@ -98,19 +102,29 @@ def compare(
     problem = _dtype_problem(actual)
     if problem:
         return Comparison(False, problem, Failure.DTYPE)
+    want, got = format_shape(desired.shape), format_shape(actual.shape)
     if actual.shape != desired.shape:
         return Comparison(
             False,
-            f"expected shape {format_shape(desired.shape)}, got {format_shape(actual.shape)}",
+            f"expected shape {want}, got {got}",
             Failure.SHAPE,
+            expected_shape=want,
+            actual_shape=got,
         )
     a = actual.astype(np.float64)
     d = desired.astype(np.float64)
     problem = _non_finite_problem(a, d)
     if problem:
-        return Comparison(False, problem, Failure.NOT_FINITE, tolerance_ratio=float("inf"))
+        return Comparison(
+            False,
+            problem,
+            Failure.NOT_FINITE,
+            tolerance_ratio=float("inf"),
+            expected_shape=want,
+            actual_shape=got,
+        )
     if a.size == 0:
-        return Comparison(True, "", None, 0.0, 0.0, 0.0)
+        return Comparison(True, "", None, 0.0, 0.0, 0.0, expected_shape=want, actual_shape=got)
     # Non-finite positions already matched exactly above; zero them out so the
     # arithmetic below never sees inf - inf.
     finite = np.isfinite(d)
@@ -138,4 +152,6 @@ def compare(
         max_rel_error=float(relative.max()),
         tolerance_ratio=max_ratio,
         worst_index=worst,
+        expected_shape=want,
+        actual_shape=got,
     )

@@ -9,15 +9,12 @@ agree on easy inputs. Mistakes are tried in name order; the first match wins.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
-
-from grader.compare import compare
 from grader.expected import Outputs, TrustedOutputs
 from grader.job import SolutionOutcome
 from grader.problem import Problem
 from grader.report import CaseReport
+from grader.trees import Output, compare_output
 from grader.verdicts import Verdict
 
 
@@ -46,12 +43,10 @@ def diagnose(
     return None
 
 
-def _matches(
-    problem: Problem, actual: Sequence[np.ndarray[Any, Any] | str], mistake_outputs: Outputs | None
-) -> bool:
+def _matches(problem: Problem, actual: Sequence[Output], mistake_outputs: Outputs | None) -> bool:
     if mistake_outputs is None:
         return False
-    for index, (mine, theirs) in enumerate(zip(actual, mistake_outputs, strict=True)):
-        if isinstance(mine, str) or not compare(mine, theirs, problem.tolerance(index)).ok:
-            return False
-    return True
+    return all(
+        compare_output(mine, theirs, problem.tolerance(index)).ok
+        for index, (mine, theirs) in enumerate(zip(actual, mistake_outputs, strict=True))
+    )

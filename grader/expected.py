@@ -29,9 +29,11 @@ from grader.job import Job, RunOutcome, Solution
 from grader.launch import clean_environment
 from grader.problem import Problem
 from grader.supervise import ProcessRunner, Runner
+from grader.trees import Output, OutputTree
 from grader.versions import EXECUTION, runtime_versions
 
-Outputs = list[np.ndarray[Any, Any]]
+# One case's outputs from a trusted run: arrays, and trees whose leaves are all arrays.
+Outputs = list[np.ndarray[Any, Any] | OutputTree]
 
 
 class ReferenceRunError(Exception):
@@ -78,6 +80,7 @@ def trusted_job(problem: Problem, device: str) -> Job:
     return Job(
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
+        tree_outputs=problem.tree_outputs,
         solutions=tuple(solutions),
         cases=cases,
         wall_seconds=limits.wall_seconds * len(solutions) * scale,
@@ -101,14 +104,25 @@ def _describe_failure(outcome: RunOutcome, solution_index: int, case_index: int)
         )
     if case.error_verdict:
         return f"{case.error_verdict.value}: {case.message.strip()}"
-    return "; ".join(o for o in case.outputs or [] if isinstance(o, str))
+    return "; ".join(_invalid_parts(case.outputs or []))
+
+
+def _invalid_parts(outputs: list[Output]) -> list[str]:
+    parts = [o for o in outputs if isinstance(o, str)]
+    for tree in (o for o in outputs if isinstance(o, OutputTree)):
+        parts += [
+            f"leaf {path}: {leaf}"
+            for path, leaf in zip(tree.paths, tree.leaves, strict=True)
+            if isinstance(leaf, str)
+        ]
+    return parts
 
 
 def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Outputs | None:
     case = outcome.solutions[solution_index].cases.get(case_index)
-    if case is None or case.outputs is None or any(isinstance(o, str) for o in case.outputs):
+    if case is None or case.outputs is None or _invalid_parts(case.outputs):
         return None
-    return [o for o in case.outputs if isinstance(o, np.ndarray)]
+    return [o for o in case.outputs if not isinstance(o, str)]
 
 
 def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None) -> TrustedOutputs:
@@ -137,13 +151,41 @@ def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None)
     return trusted
 
 
+def _entries(prefix: str, outputs: Outputs) -> dict[str, np.ndarray[Any, Any]]:
+    """One case's outputs as archive entries: ``{prefix}/{i}`` for an array; for a
+    tree, ``{prefix}/{i}.paths`` and ``{prefix}/{i}.{j}`` for its j-th leaf."""
+    entries: dict[str, np.ndarray[Any, Any]] = {}
+    for i, output in enumerate(outputs):
+        if isinstance(output, OutputTree):
+            entries[f"{prefix}/{i}.paths"] = np.array(output.paths, dtype=np.str_)
+            entries.update(
+                {f"{prefix}/{i}.{j}": leaf for j, leaf in enumerate(output.arrays().values())}
+            )
+        else:
+            entries[f"{prefix}/{i}"] = output
+    return entries
+
+
+def _outputs(entries: dict[str, np.ndarray[Any, Any]]) -> Outputs:
+    """The inverse of ``_entries`` for one case (keys without the prefix)."""
+    outputs: Outputs = []
+    for i in range(len({key.split(".")[0] for key in entries})):
+        if f"{i}.paths" in entries:
+            paths = tuple(str(p) for p in entries[f"{i}.paths"])
+            leaves = tuple(entries[f"{i}.{j}"] for j in range(len(paths)))
+            outputs.append(OutputTree(paths, leaves))
+        else:
+            outputs.append(entries[str(i)])
+    return outputs
+
+
 def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     arrays: dict[str, np.ndarray[Any, Any]] = {}
     for case, outputs in trusted.reference.items():
-        arrays.update({f"reference/{case}/{i}": out for i, out in enumerate(outputs)})
+        arrays.update(_entries(f"reference/{case}", outputs))
     for mistake, cases in trusted.mistakes.items():
         for case, outputs in cases.items():
-            arrays.update({f"mistake/{mistake}/{case}/{i}": out for i, out in enumerate(outputs)})
+            arrays.update(_entries(f"mistake/{mistake}/{case}", outputs))
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
@@ -154,17 +196,16 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
 
 def _load(path: os.PathLike[str]) -> TrustedOutputs:
     trusted = TrustedOutputs(reference={}, from_cache=True)
+    by_case: dict[tuple[str, ...], dict[str, np.ndarray[Any, Any]]] = {}
     with np.load(path, allow_pickle=False) as archive:
-        for key in sorted(
-            archive.files, key=lambda k: (k.rsplit("/", 1)[0], int(k.rsplit("/", 1)[1]))
-        ):
-            parts = key.split("/")
-            if parts[0] == "reference":
-                trusted.reference.setdefault(parts[1], []).append(archive[key])
-            else:
-                trusted.mistakes.setdefault(parts[1], {}).setdefault(parts[2], []).append(
-                    archive[key]
-                )
+        for key in archive.files:
+            *where, entry = key.split("/")
+            by_case.setdefault(tuple(where), {})[entry] = archive[key]
+    for where, entries in by_case.items():
+        if where[0] == "reference":
+            trusted.reference[where[1]] = _outputs(entries)
+        else:
+            trusted.mistakes.setdefault(where[1], {})[where[2]] = _outputs(entries)
     return trusted
 
 

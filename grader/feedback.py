@@ -4,8 +4,10 @@ A sample case keeps every detail: inputs, expected and actual values, the
 error's size, the traceback, the time. A hidden case answers only its
 verdict class, plus the structural facts the statement already fixes:
 
-- wrong answer: the kind of mismatch (grader.compare.Failure), and for a
-  wrong shape the expected and actual shapes; never a magnitude, an index,
+- wrong answer: the kind of mismatch (grader.compare.Failure), for a
+  wrong shape the expected and actual shapes, and for a pytree output the
+  path of the leaf that failed (the statement fixes the tree's structure);
+  never a magnitude, an index,
   a tolerance ratio or a value (the error's size of a constant answer *is*
   the expected value);
 - runtime error: the exception's class name if it is a standard one (a
@@ -56,6 +58,7 @@ _FAILURES = {
     Failure.DTYPE: "the output is not a real numeric array (boolean, complex or another dtype)",
     Failure.NOT_FINITE: "the output holds NaN or an infinity where a finite value was expected, or the reverse",
     Failure.TOLERANCE: "the output is outside the tolerance",
+    Failure.STRUCTURE: "the returned tree does not have the expected leaves",
 }
 _LIMITS = {
     Verdict.TIME_LIMIT_EXCEEDED: "the submission ran out of time during the hidden cases",
@@ -71,12 +74,13 @@ def exception_name(name: str | None) -> str:
 
 def _hidden_message(case: CaseReport) -> str:
     if case.verdict is Verdict.WRONG_ANSWER:
+        where = f"leaf {case.leaf}: " if case.leaf else ""
         if case.failure == Failure.SHAPE:
-            return f"expected shape {case.expected_shape}, got {case.actual_shape}"
+            return f"{where}expected shape {case.expected_shape}, got {case.actual_shape}"
         try:
-            return _FAILURES[Failure(case.failure or "")]
+            return where + _FAILURES[Failure(case.failure or "")]
         except (ValueError, KeyError):
-            return "the output does not match"
+            return where + "the output does not match"
     if case.verdict is Verdict.RUNTIME_ERROR:
         if case.exception:
             return f"{exception_name(case.exception)} raised ({HIDDEN_NOTE})"
@@ -88,7 +92,7 @@ def hidden_case_view(case: CaseReport) -> CaseReport:
     view = CaseReport(name=case.name, hidden=True, verdict=case.verdict)
     view.message = _hidden_message(case)
     if case.verdict is Verdict.WRONG_ANSWER:
-        view.failure = case.failure
+        view.failure, view.leaf = case.failure, case.leaf
         if case.failure == Failure.SHAPE:
             view.expected_shape, view.actual_shape = case.expected_shape, case.actual_shape
     if case.verdict is Verdict.RUNTIME_ERROR and case.exception:

@@ -17,9 +17,12 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+import numpy as np
+
 from grader import protocol
 from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.protocol import Frame, Kind, ProtocolError
+from grader.trees import MAX_LEAVES, MAX_PATH_CHARS, Output, OutputTree
 from grader.verdicts import Verdict
 
 log = logging.getLogger("jaxjudge.frames")
@@ -44,6 +47,10 @@ _KEYS: dict[Kind, frozenset[str]] = {
     Kind.SAMPLES_DONE: frozenset(),
     Kind.DONE: frozenset(),
 }
+
+
+def _is_invalid(spec: Any) -> bool:
+    return type(spec) is dict and set(spec) == {"invalid"}
 
 
 def _keys(frame: Frame) -> None:
@@ -177,15 +184,39 @@ class FrameCollector:
         specs = frame.meta["outputs"]
         if type(specs) is not list or len(specs) != job.n_outputs:
             raise ProtocolError("wrong number of outputs")
-        outputs: list[Any] = []
-        for spec in specs:
-            if type(spec) is dict and set(spec) == {"invalid"}:
-                outputs.append(_text(spec, "invalid", 2000) or "invalid output")
+        outputs: list[Output] = []
+        for index, spec in enumerate(specs):
+            if index in job.tree_outputs and not _is_invalid(spec):
+                outputs.append(self._tree(spec, frame.data))
             else:
-                outputs.append(
-                    protocol.unpack_array(spec, frame.data, max_elements=self.max_elements)
-                )
+                outputs.append(self._leaf(spec, frame.data))
         return CaseOutcome(seconds, outputs=outputs)
+
+    def _leaf(self, spec: Any, data: bytes) -> np.ndarray[Any, Any] | str:
+        if _is_invalid(spec):
+            return _text(spec, "invalid", 2000) or "invalid output"
+        return protocol.unpack_array(spec, data, max_elements=self.max_elements)
+
+    def _tree(self, spec: Any, data: bytes) -> OutputTree | str:
+        """A pytree output: at most MAX_LEAVES leaves, each {"path", "leaf"}. Two
+        leaves with one path (dict keys 1 and "1") make the output invalid, not the
+        channel: the learner's answer is wrong, not hostile."""
+        if type(spec) is not dict or set(spec) != {"tree"} or type(spec["tree"]) is not list:
+            raise ProtocolError("a tree output is not {tree: [...]}")
+        entries = spec["tree"]
+        if len(entries) > MAX_LEAVES:
+            raise ProtocolError("a tree output has too many leaves")
+        paths: list[str] = []
+        leaves: list[np.ndarray[Any, Any] | str] = []
+        for entry in entries:
+            if type(entry) is not dict or set(entry) != {"path", "leaf"}:
+                raise ProtocolError("a tree leaf is not {path, leaf}")
+            paths.append(_text(entry, "path", MAX_PATH_CHARS))
+            leaves.append(self._leaf(entry["leaf"], data))
+        if len(set(paths)) != len(paths):
+            repeated = next(p for p in paths if paths.count(p) > 1)
+            return f"the returned tree has two leaves at the path {repeated!r}"
+        return OutputTree(tuple(paths), tuple(leaves))
 
     def read_all(self, stream: BinaryIO, max_data_bytes: int, on_error: Callable[[], None]) -> None:
         """The reader thread's body: every failure is the child's, and ends the run."""

@@ -12,20 +12,18 @@ import logging
 import secrets
 import signal
 import time
-from typing import Any
-
-import numpy as np
 
 from grader import expected
 from grader.cases import Case, case_key
-from grader.compare import Failure, compare, format_shape
+from grader.compare import Failure
 from grader.config import settings
 from grader.diagnose import diagnose
 from grader.job import CaseOutcome, Job, RunOutcome, Solution
 from grader.launch import PlainLauncher
 from grader.problem import Problem
-from grader.report import CaseReport, GradeReport, describe_value, shown_values
+from grader.report import CaseReport, GradeReport, describe_value, shown_output
 from grader.supervise import ProcessRunner, Runner
+from grader.trees import compare_output
 from grader.verdicts import Mode, Verdict
 from grader.versions import runtime_versions
 
@@ -75,33 +73,27 @@ def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict,
 
 
 def _compare_case(
-    problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: list[np.ndarray[Any, Any]]
+    problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: expected.Outputs
 ) -> None:
     assert outcome.outputs is not None
     report.verdict = Verdict.ACCEPTED
     worst_ratio = -1.0
     for index, (actual, want) in enumerate(zip(outcome.outputs, desired, strict=True)):
-        prefix = f"output {problem.config.outputs[index].name}: " if len(desired) > 1 else ""
-        if isinstance(actual, str):
-            report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + actual
-            report.failure = Failure.INVALID.value
-            return
-        result = compare(actual, want, problem.tolerance(index))
+        name = problem.config.outputs[index].name
+        result = compare_output(actual, want, problem.tolerance(index), name)
         ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
-        if ratio > worst_ratio:
+        if ratio > worst_ratio or not result.ok:
             worst_ratio = ratio
-            report.expected_shape, report.actual_shape = (
-                format_shape(want.shape),
-                format_shape(actual.shape),
-            )
+            report.expected_shape, report.actual_shape = result.expected_shape, result.actual_shape
             report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
+            report.leaf = result.leaf
         if not result.ok:
+            if result.leaf is not None and result.failure is not Failure.STRUCTURE:
+                prefix = f"leaf {result.leaf}: "
+            else:  # with one output, its name adds nothing
+                prefix = f"output {name}: " if len(desired) > 1 else ""
             report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
             report.failure = result.failure.value if result.failure else None
-            report.expected_shape, report.actual_shape = (
-                format_shape(want.shape),
-                format_shape(actual.shape),
-            )
             return
 
 
@@ -120,7 +112,7 @@ def _case_reports(
         reports.append(report)
         if not report.hidden:
             report.inputs = {name: describe_value(value) for name, value in case.args.items()}
-            report.expected = [shown_values(out) for out in trusted.reference[key]]
+            report.expected = [shown_output(out) for out in trusted.reference[key]]
         got = solution.cases.get(position)
         if got is None:
             if not stopped and not solution.error_verdict:
@@ -136,9 +128,7 @@ def _case_reports(
             continue
         _compare_case(problem, report, got, trusted.reference[key])
         if not report.hidden and got.outputs is not None:
-            report.actual = [
-                shown_values(o) if isinstance(o, np.ndarray) else o for o in got.outputs
-            ]
+            report.actual = [shown_output(o) for o in got.outputs]
     return reports
 
 
@@ -233,6 +223,7 @@ def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device:
     return Job(
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
+        tree_outputs=problem.tree_outputs,
         solutions=(Solution("submission", source),),
         cases=bank.samples,
         hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
 
 from grader.cases import Case
+from grader.trees import Output
 from grader.verdicts import Verdict
 
 
@@ -33,6 +31,7 @@ class Job:
     device: str = "cpu"
     hidden_cases: tuple[Case, ...] = ()
     compiled: bool = False  # whole-function jax.jit where it traces (grader/protocol.py)
+    tree_outputs: frozenset[int] = frozenset()  # outputs returned as pytrees (grader/trees.py)
 
     def __post_init__(self) -> None:
         if self.hidden_cases and len(self.solutions) != 1:
@@ -50,7 +49,7 @@ class CaseOutcome:
     exception's class name."""
 
     seconds: float
-    outputs: list[np.ndarray[Any, Any] | str] | None = None
+    outputs: list[Output] | None = None
     error_verdict: Verdict | None = None
     message: str = ""
     exception: str = ""

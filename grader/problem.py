@@ -50,6 +50,13 @@ class OutputConfig(_Strict):
     tolerance: ToleranceConfig | None = Field(
         None, description="Overrides the problem's tolerance for this output."
     )
+    tree: bool = Field(
+        False,
+        description=(
+            "The output is a pytree (nested dicts, lists, tuples of arrays): compared structure"
+            " first, then leaf by leaf, each named by its path (grader/trees.py)."
+        ),
+    )
 
 
 class LimitsConfig(_Strict):
@@ -166,6 +173,11 @@ class Problem:
     @cached_property
     def case_bank(self) -> CaseBank:
         return load_cases(self.folder / "cases.py", self.config.arguments, self.config.variants)
+
+    @property
+    def tree_outputs(self) -> frozenset[int]:
+        """Which outputs are pytrees (by position)."""
+        return frozenset(i for i, output in enumerate(self.config.outputs) if output.tree)
 
     def tolerance(self, output_index: int) -> Tolerance:
         own = self.config.outputs[output_index].tolerance

@@ -237,8 +237,34 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
     return flat.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
 
 
-# Case inputs: each argument a Python float or an array.
-Argument = float | np.ndarray[Any, Any]
+# Case inputs: each argument a Python float, an array, or a dict of str -> (array | dict).
+Argument = float | np.ndarray[Any, Any] | dict[str, Any]
+MAX_TREE_DEPTH = 8
+
+
+def _tree_leaves(tree: dict[str, Any], prefix: str = "") -> list[tuple[str, np.ndarray[Any, Any]]]:
+    leaves: list[tuple[str, np.ndarray[Any, Any]]] = []
+    for key, item in tree.items():
+        path = f"{prefix}{key}"
+        leaves += _tree_leaves(item, path + "/") if isinstance(item, dict) else [(path, item)]
+    return leaves
+
+
+def _encode_argument(
+    value: Argument, offset: int, chunks: list[bytes]
+) -> tuple[dict[str, Any], int]:
+    """One argument's metadata. A tree travels flat, its leaves by path ("dense_0/w";
+    keys hold no "/", grader/cases.py), so that metadata stays shallow however deep it is."""
+    if isinstance(value, float):
+        return {"kind": "float", "value": value}, offset
+    if isinstance(value, dict):
+        paths, arrays = zip(*_tree_leaves(value), strict=True)
+        specs, raw = pack_arrays(list(arrays), offset)
+        chunks.append(raw)
+        return {"kind": "tree", "paths": list(paths), "specs": specs}, offset + len(raw)
+    specs, raw = pack_arrays([value], offset)
+    chunks.append(raw)
+    return {"kind": "array", "spec": specs[0]}, offset + len(raw)
 
 
 def pack_cases(cases: list[list[Argument]], offset: int = 0) -> tuple[list[dict[str, Any]], bytes]:
@@ -248,30 +274,33 @@ def pack_cases(cases: list[list[Argument]], offset: int = 0) -> tuple[list[dict[
     for args in cases:
         encoded: list[dict[str, Any]] = []
         for value in args:
-            if isinstance(value, float):
-                encoded.append({"kind": "float", "value": value})
-                continue
-            specs, raw = pack_arrays([value], offset)
-            encoded.append({"kind": "array", "spec": specs[0]})
-            chunks.append(raw)
-            offset += len(raw)
+            item, offset = _encode_argument(value, offset, chunks)
+            encoded.append(item)
         meta.append({"args": encoded})
     return meta, b"".join(chunks)
+
+
+def _decode_argument(arg: dict[str, Any], data: bytes, max_elements: int) -> Argument:
+    if arg["kind"] == "float":
+        return float(arg["value"])
+    if arg["kind"] == "tree":
+        tree: dict[str, Any] = {}
+        for path, spec in zip(arg["paths"], arg["specs"], strict=True):
+            *parents, leaf = str(path).split("/")
+            if len(parents) >= MAX_TREE_DEPTH:
+                raise ProtocolError("an argument's tree nests too deep")
+            node = tree
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[leaf] = unpack_array(spec, data, max_elements=max_elements)
+        return tree
+    return unpack_array(arg["spec"], data, max_elements=max_elements)
 
 
 def unpack_cases(
     meta: list[dict[str, Any]], data: bytes, *, max_elements: int
 ) -> list[list[Argument]]:
-    cases: list[list[Argument]] = []
-    for case in meta:
-        args: list[Argument] = []
-        for arg in case["args"]:
-            if arg["kind"] == "float":
-                args.append(float(arg["value"]))
-            else:
-                args.append(unpack_array(arg["spec"], data, max_elements=max_elements))
-        cases.append(args)
-    return cases
+    return [[_decode_argument(arg, data, max_elements) for arg in case["args"]] for case in meta]
 
 
 @dataclass(frozen=True)
@@ -293,7 +322,9 @@ class JobMessage:
     where no cgroup bounds the sandbox's memory (None: leave it alone).
     ``compiled``: call solutions whole under ``jax.jit`` where they trace (a
     learner's job: a few cases, one compile each); otherwise op by op (a trusted
-    run: hundreds of cases whose compiled primitives are reused across variants)."""
+    run: hundreds of cases whose compiled primitives are reused across variants).
+    ``tree_outputs``: the outputs (by position) returned as pytrees, flattened with
+    paths (grader/trees.py); on the wire ``{"tree": [{"path", "leaf" | "invalid"}]}``."""
 
     entry_point: str
     n_outputs: int
@@ -305,6 +336,7 @@ class JobMessage:
     cases: tuple[dict[str, Any], ...]
     hidden_cases: int = 0
     compiled: bool = False
+    tree_outputs: tuple[int, ...] = ()
 
     def to_meta(self) -> dict[str, Any]:
         return {
@@ -318,6 +350,7 @@ class JobMessage:
             "cases": list(self.cases),
             "hidden_cases": self.hidden_cases,
             "compiled": self.compiled,
+            "tree_outputs": list(self.tree_outputs),
         }
 
     @classmethod
@@ -333,4 +366,5 @@ class JobMessage:
             cases=tuple(meta["cases"]),
             hidden_cases=int(meta["hidden_cases"]),
             compiled=meta.get("compiled") is True,
+            tree_outputs=tuple(int(i) for i in meta.get("tree_outputs", ())),
         )

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from grader.compare import format_shape
+from grader.trees import OutputTree
 from grader.verdicts import Mode, Verdict, headline
 
 log = logging.getLogger("jaxjudge.report")
@@ -49,6 +50,9 @@ class CaseReport(BaseModel):
         None, description="A wrong answer's kind of mismatch (grader.compare.Failure)."
     )
     exception: str | None = Field(None, description="A runtime error's exception class.")
+    leaf: str | None = Field(
+        None, description="A pytree output's failing leaf, by path (params/dense_0/kernel)."
+    )
     inputs: dict[str, str] | None = Field(None, description="Samples only: what went in.")
     expected: list[Any] | None = Field(None, description="Samples only: what was expected.")
     actual: list[Any] | None = Field(None, description="Samples only: what came out.")
@@ -123,9 +127,13 @@ class GradeReport(BaseModel):
         return data
 
 
-def describe_value(value: float | np.ndarray[Any, Any]) -> str:
+def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any]) -> str:
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, dict):
+        return (
+            "{" + ", ".join(f"{key!r}: {describe_value(item)}" for key, item in value.items()) + "}"
+        )
     if value.size <= SHOW_VALUES_UP_TO:
         body = np.array2string(value, precision=5, separator=", ", suppress_small=False)
         return f"{value.dtype.name}{format_shape(value.shape)} {body}"
@@ -183,3 +191,16 @@ def render_text(report: GradeReport) -> str:
     versions = ", ".join(f"{name} {value}" for name, value in report.versions.items())
     lines += ["", f"Runtime: {versions}"]
     return "\n".join(lines)
+
+
+def shown_output(output: np.ndarray[Any, Any] | OutputTree | str) -> Any:
+    """One output for a sample case's report: values, a tree's values by leaf path,
+    or the text that says why it is not an array."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, OutputTree):
+        return {
+            path or "(root)": leaf if isinstance(leaf, str) else shown_values(leaf)
+            for path, leaf in zip(output.paths, output.leaves, strict=True)
+        }
+    return shown_values(output)

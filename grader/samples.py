@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from grader.expected import TrustedOutputs
 from grader.problem import Problem
-from grader.report import describe_value, shown_values
+from grader.report import describe_value, shown_output
 
 
 class SampleView(BaseModel):
@@ -30,7 +30,7 @@ def sample_views(problem: Problem, trusted: TrustedOutputs) -> list[SampleView]:
             SampleView(
                 name=case.name,
                 inputs={name: describe_value(value) for name, value in case.args.items()},
-                expected=[shown_values(output) for output in outputs],
+                expected=[shown_output(output) for output in outputs],
             )
         )
     return views

@@ -62,6 +62,7 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         cases=tuple(cases),
         hidden_cases=len(job.hidden_cases),
         compiled=job.compiled,
+        tree_outputs=tuple(sorted(job.tree_outputs)),
     )
     return protocol.encode_frame(Kind.JOB, message.to_meta(), b"".join(chunks) + data)
 

@@ -32,3 +32,12 @@ def test_every_source_path_the_docs_and_docstrings_name_exists() -> None:
         named |= set(re.findall(r"\b((?:app|grader|tests)/[\w/]+\.py)\b", doc.read_text()))
     assert named, "the docs name no source file at all"
     assert sorted(path for path in named if not (PROJECT_ROOT / path).is_file()) == []
+
+
+def test_the_readme_and_the_authoring_guide_list_every_problem() -> None:
+    slugs = {path.name for path in (PROJECT_ROOT / "problems").iterdir() if path.is_dir()}
+    for doc in ("README.md", "docs/authoring.md"):
+        listed = set(
+            re.findall(r"^\|[^|\n]*\| `([a-z0-9-]+)` \|", (PROJECT_ROOT / doc).read_text(), re.M)
+        )
+        assert listed == slugs, doc

@@ -14,6 +14,7 @@ from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
 from app.main import create_app
+from grader.problem import Problem, load_problem, problem_folders
 from grader.samples import SampleView
 from tests.postgres import PostgresServer
 
@@ -159,3 +160,9 @@ def sign_in(client: TestClient, name: str, password: str = "long test password")
     meta = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/courses").text)
     assert meta, f"{name} is not signed in"
     return meta[1]
+
+
+def bank_in_track_order() -> list[Problem]:
+    """The bank as pages and the API list it: by track, then position."""
+    bank = [load_problem(folder) for folder in problem_folders()]
+    return sorted(bank, key=lambda p: (p.config.track, p.config.position))

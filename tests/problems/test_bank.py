@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader.cases import argument_signature
 from grader.check import MIN_MISTAKES, check_problem, render
 from grader.child import static_argnums
 from grader.problem import load_problem, problem_folders
@@ -17,6 +18,7 @@ def test_the_bank_holds_the_contracted_problems() -> None:
         "linen-trainstate-accumulation",
         "nnx-grad-accumulation",
         "optax-multisteps",
+        "pytree-momentum-decay",
         "scan-microbatched-grads",
         "stable-logsumexp",
         "train-with-accumulation",
@@ -30,10 +32,8 @@ def test_problem_shape(folder: object) -> None:
     hidden = list(problem.case_bank.for_variant(0))
     samples = list(problem.case_bank.samples)
     assert len(hidden) >= 3
-    sample_shapes = {tuple(getattr(v, "shape", ())) for c in samples for v in c.args.values()}
-    hidden_only = {
-        tuple(getattr(v, "shape", ())) for c in hidden for v in c.args.values()
-    } - sample_shapes
+    sample_shapes = {argument_signature(v) for c in samples for v in c.args.values()}
+    hidden_only = {argument_signature(v) for c in hidden for v in c.args.values()} - sample_shapes
     assert hidden_only, "hidden cases must use shapes the samples do not show"
     assert len(problem.hints) >= 2
     assert problem.config.entry_point in problem.starter
@@ -56,14 +56,11 @@ def _compile_signature(case: object) -> tuple[object, ...]:
     every array's shape and dtype, and the value of every static argument."""
     args = list(case.args.values())  # type: ignore[attr-defined]
     static = set(static_argnums(args))
-    return tuple(
-        arg if i in static else (getattr(arg, "shape", ()), str(getattr(arg, "dtype", "float")))
-        for i, arg in enumerate(args)
-    )
+    return tuple(arg if i in static else argument_signature(arg) for i, arg in enumerate(args))
 
 
 def _shape_signature(case: object) -> tuple[object, ...]:
-    return tuple(getattr(arg, "shape", ()) for arg in case.args.values())  # type: ignore[attr-defined]
+    return tuple(argument_signature(arg) for arg in case.args.values())  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=SLUGS)
