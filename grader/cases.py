@@ -36,13 +36,17 @@ from typing import Any
 import numpy as np
 
 from grader.errors import ProblemError
+from grader.protocol import Abstract
+
+__all__ = ["Abstract", "Case", "CaseBank", "load_cases", "load_memory_probes"]
 
 CASE_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 MAX_TREE_DEPTH = 8
 
-# A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays).
-Argument = float | np.ndarray[Any, np.dtype[np.float32]] | dict[str, Any]
+# A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays);
+# memory probes give arrays as Abstract shapes.
+Argument = float | np.ndarray[Any, np.dtype[np.float32]] | dict[str, Any] | Abstract
 
 
 @dataclass(frozen=True)
@@ -127,8 +131,8 @@ def same_value(a: Argument, b: Argument) -> bool:
             and a.keys() == b.keys()
             and all(same_value(a[key], b[key]) for key in a)
         )
-    if isinstance(a, float) or isinstance(b, float):
-        return bool(a == b)
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return bool(a == b)  # floats, Abstract shapes
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
@@ -139,7 +143,7 @@ def argument_signature(value: Argument) -> object:
         return tuple((key, argument_signature(item)) for key, item in sorted(value.items()))
     if isinstance(value, float):
         return "float"
-    return tuple(value.shape)
+    return tuple(value.shape)  # an array or an Abstract shape
 
 
 def _same_kind(a: Argument, b: Argument) -> bool:
@@ -231,8 +235,9 @@ def _require_distinct_variants(path: Path, hidden: list[tuple[Case, ...]]) -> No
                     )
 
 
-def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
-    """Import ``cases.py`` (trusted author code) and validate every variant it generates."""
+def _call_author_code(path: Path, name: str, call: Any) -> Any:
+    """Import ``cases.py`` (trusted author code) and return ``call(module)``; any
+    failure becomes a ProblemError naming the line."""
     if not path.is_file():
         raise ProblemError(
             path, None, "missing: every problem needs a cases.py defining cases(seed)"
@@ -244,22 +249,64 @@ def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-        generate = getattr(module, "cases", None)
-        if not callable(generate):
-            raise ProblemError(path, "cases", "cases.py must define a function cases(seed)")
-        _require_seed_parameter(path, generate)
-        generated = [list(generate(seed)) for seed in range(variants)]
+        return call(module)
     except ProblemError:
         raise
     except Exception as error:
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
         line = f" (line {frames[-1].lineno})" if frames else ""
         raise ProblemError(
-            path, "cases()", f"raised {type(error).__name__}: {error}{line}"
+            path, f"{name}()", f"raised {type(error).__name__}: {error}{line}"
         ) from None
     finally:
         sys.modules.pop(module_name, None)
+
+
+def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
+    """Import ``cases.py`` (trusted author code) and validate every variant it generates."""
+
+    def generate_all(module: Any) -> list[list[Case]]:
+        generate = getattr(module, "cases", None)
+        if not callable(generate):
+            raise ProblemError(path, "cases", "cases.py must define a function cases(seed)")
+        _require_seed_parameter(path, generate)
+        return [list(generate(seed)) for seed in range(variants)]
+
+    generated = _call_author_code(path, "cases", generate_all)
     return _bank(path, [validate_cases(path, cases, arguments) for cases in generated])
+
+
+MIN_MEMORY_PROBES = 2
+
+
+def load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
+    """``memory_probes()`` of cases.py: cases whose arrays are ``Abstract`` shapes, from the
+    smallest batch to the largest (a memory budget compares the last with the first)."""
+
+    def generate(module: Any) -> list[object]:
+        probes = getattr(module, "memory_probes", None)
+        if not callable(probes):
+            raise ProblemError(
+                path, "memory_probes", "a memory budget needs memory_probes() in cases.py"
+            )
+        return list(probes())
+
+    probes = _call_author_code(path, "memory_probes", generate)
+    if len(probes) < MIN_MEMORY_PROBES:
+        raise ProblemError(path, "memory_probes()", f"give at least {MIN_MEMORY_PROBES} probes")
+    for probe in probes:
+        if not isinstance(probe, Case) or list(probe.args) != arguments:
+            raise ProblemError(
+                path, "memory_probes()", f"each probe is a Case with the arguments {arguments}"
+            )
+        for name, value in probe.args.items():
+            if not (type(value) is float or isinstance(value, Abstract)):
+                raise ProblemError(
+                    path,
+                    f"probe {probe.name!r}, argument {name!r}",
+                    "probe arguments are Python floats or Abstract(shape)",
+                )
+    return tuple(probes)
 
 
 def _require_seed_parameter(path: Path, generate: Any) -> None:

@@ -7,7 +7,8 @@ trusted child); the reference is graded through the learner path on a fixed
 variant and accepted, with outputs equal to the trusted run (a second process:
 determinism across runs); the starter is not accepted; and on *every* variant
 every mistake is rejected by at least one hidden case where it sits at least
-``SEPARATION`` tolerances away from the reference.
+``SEPARATION`` tolerances away from the reference, or by the problem's structure
+or memory requirements (grader/requirements.py; the reference, graded, meets them).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.errors import ProblemError
 from grader.expected import Outputs
 from grader.grade import grade
 from grader.problem import Problem, load_problem
+from grader.requirements import unmet_requirement
 from grader.scaffold import leftover_todos
 from grader.trees import compare_output
 from grader.verdicts import Verdict, headline
@@ -90,13 +92,20 @@ def _check_mistakes(
             " (one .py file each, docstring first line = diagnosis)"
         )
     for mistake in problem.mistakes:
+        where = f"mistakes/{mistake.name}.py"
+        unmet = unmet_requirement(problem, trusted.analyses.get(mistake.name))
+        if unmet:  # its outputs may be right; how it computes them is not
+            result.notes.append(
+                f"{where}: rejected on all {problem.case_bank.variants} variants by the"
+                f" problem's requirements: {unmet}"
+            )
+            continue
         # Every variant must reject it: a learner gets one at random.
         per_variant = [
             _best_separation(problem, trusted, mistake.name, variant)
             for variant in range(problem.case_bank.variants)
         ]
         weakest_case, weakest = min(per_variant, key=lambda item: item[1])
-        where = f"mistakes/{mistake.name}.py"
         if weakest < SEPARATION:
             result.errors.append(
                 f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"

@@ -242,6 +242,67 @@ class _Loaded:
         return self.function(*args)
 
 
+MAX_PRIMITIVES = 500
+
+
+def primitive_names(closed_jaxpr: Any) -> set[str]:
+    """Every primitive in a jaxpr, nested ones included (a scan's body, a jit's
+    inner jaxpr, a cond's branches)."""
+    names: set[str] = set()
+    pending = [closed_jaxpr.jaxpr]
+    while pending:
+        jaxpr = pending.pop()
+        for equation in jaxpr.eqns:
+            names.add(str(equation.primitive.name)[:100])
+            for param in equation.params.values():
+                for item in param if isinstance(param, tuple | list) else (param,):
+                    if hasattr(item, "jaxpr") and hasattr(item, "consts"):  # ClosedJaxpr
+                        pending.append(item.jaxpr)
+                    elif hasattr(item, "eqns"):  # Jaxpr
+                        pending.append(item)
+    return names
+
+
+def _abstract(value: Any, jax: Any) -> Any:
+    if isinstance(value, protocol.Abstract):
+        return jax.ShapeDtypeStruct(value.shape, jax.numpy.float32)
+    return value
+
+
+def _analyse(
+    channel: _Channel, solution: _Loaded, sample_args: list[Any], job: JobMessage, jax: Any
+) -> None:
+    """What requirements are checked on (grader/requirements.py): the primitives of the
+    function traced on the first sample, and the temporary bytes XLA's memory analysis
+    gives for it compiled at each memory probe's shapes. Only samples and probe shapes
+    are in this process yet, so an error's message is the learner's to see."""
+    meta: dict[str, Any] = {
+        "solution": solution.index,
+        "primitives": None,
+        "temp_bytes": None,
+        "error": "",
+    }
+    try:
+        if job.trace_structure:
+            traced = jax.make_jaxpr(solution.function, static_argnums=static_argnums(sample_args))
+            meta["primitives"] = sorted(primitive_names(traced(*sample_args)))[:MAX_PRIMITIVES]
+        if job.memory_probes:
+            probes = protocol.unpack_cases(list(job.memory_probes), b"", max_elements=0)
+            temp: list[int] = []
+            for probe in probes:
+                args = [_abstract(value, jax) for value in probe]
+                compiled = jax.jit(solution.function, static_argnums=static_argnums(args))
+                analysis = compiled.lower(*args).compile().memory_analysis()
+                if analysis is None:  # a backend without memory analysis: not measured
+                    break
+                temp.append(int(analysis.temp_size_in_bytes))
+            else:
+                meta["temp_bytes"] = temp
+    except BaseException as error:
+        meta["error"] = _formatted_exception(error)[:2000]
+    channel.send(Kind.ANALYSIS, meta)
+
+
 def _run_case(
     channel: _Channel,
     solution: _Loaded,
@@ -446,6 +507,8 @@ def main() -> None:
             continue
         solution.compiled = solution.compiled and job.compiled
         loaded.append(solution)
+        if job.trace_structure or job.memory_probes:
+            _analyse(channel, solution, cases[0], job, jax)
         for case_index, args in enumerate(cases):
             _run_case(channel, solution, case_index, args, job, jax)
     if job.hidden_cases and len(loaded) == 1 == len(job.solutions):

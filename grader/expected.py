@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from grader.config import settings
-from grader.job import Job, RunOutcome, Solution
+from grader.job import Analysis, Job, RunOutcome, Solution
 from grader.launch import clean_environment
 from grader.problem import Problem
 from grader.supervise import ProcessRunner, Runner
@@ -46,6 +46,8 @@ class TrustedOutputs:
     mistakes: dict[str, dict[str, Outputs]] = field(default_factory=dict)
     # How each mistake failed where it produced no output (for `check`).
     mistake_errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The reference's and each mistake's requirement evidence, by name (grader/requirements.py).
+    analyses: dict[str, Analysis] = field(default_factory=dict)
     seconds: float = 0.0
     from_cache: bool = False
 
@@ -81,6 +83,8 @@ def trusted_job(problem: Problem, device: str) -> Job:
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
         tree_outputs=problem.tree_outputs,
+        trace_structure=problem.config.structure is not None,
+        memory_probes=problem.memory_probes,
         solutions=tuple(solutions),
         cases=cases,
         wall_seconds=limits.wall_seconds * len(solutions) * scale,
@@ -133,6 +137,10 @@ def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None)
         raise ReferenceRunError(outcome.startup_error)
     keys = [key for key, _case in problem.case_bank.keyed()]
     trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
+    names = ["reference", *(mistake.name for mistake in problem.mistakes)]
+    for name, solution in zip(names, outcome.solutions, strict=True):
+        if solution.analysis is not None:
+            trusted.analyses[name] = solution.analysis
     for case_index, key in enumerate(keys):
         arrays = _arrays(outcome, 0, case_index)
         if arrays is None:
@@ -179,6 +187,15 @@ def _outputs(entries: dict[str, np.ndarray[Any, Any]]) -> Outputs:
     return outputs
 
 
+def _analysis(entries: dict[str, np.ndarray[Any, Any]]) -> Analysis:
+    primitives, temp = entries.get("primitives"), entries.get("temp_bytes")
+    return Analysis(
+        primitives=None if primitives is None else frozenset(str(p) for p in primitives),
+        temp_bytes=None if temp is None else tuple(int(n) for n in temp),
+        error=str(entries["error"][0]),
+    )
+
+
 def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     arrays: dict[str, np.ndarray[Any, Any]] = {}
     for case, outputs in trusted.reference.items():
@@ -186,6 +203,14 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     for mistake, cases in trusted.mistakes.items():
         for case, outputs in cases.items():
             arrays.update(_entries(f"mistake/{mistake}/{case}", outputs))
+    for name, analysis in trusted.analyses.items():
+        arrays[f"analysis/{name}/error"] = np.array([analysis.error], dtype=np.str_)
+        if analysis.primitives is not None:
+            arrays[f"analysis/{name}/primitives"] = np.array(
+                sorted(analysis.primitives), dtype=np.str_
+            )
+        if analysis.temp_bytes is not None:
+            arrays[f"analysis/{name}/temp_bytes"] = np.array(analysis.temp_bytes, dtype=np.int64)
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
@@ -202,7 +227,9 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
             *where, entry = key.split("/")
             by_case.setdefault(tuple(where), {})[entry] = archive[key]
     for where, entries in by_case.items():
-        if where[0] == "reference":
+        if where[0] == "analysis":
+            trusted.analyses[where[1]] = _analysis(entries)
+        elif where[0] == "reference":
             trusted.reference[where[1]] = _outputs(entries)
         else:
             trusted.mistakes.setdefault(where[1], {})[where[2]] = _outputs(entries)

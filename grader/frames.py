@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from grader import protocol
-from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
+from grader.job import Analysis, CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.protocol import Frame, Kind, ProtocolError
 from grader.trees import MAX_LEAVES, MAX_PATH_CHARS, Output, OutputTree
 from grader.verdicts import Verdict
@@ -44,6 +44,7 @@ _KEYS: dict[Kind, frozenset[str]] = {
     Kind.SOLUTION_ERROR: frozenset({"solution", "verdict", "exception", "message"}),
     Kind.CASE_RESULT: frozenset({"solution", "case", "seconds", "outputs"}),
     Kind.CASE_ERROR: frozenset({"solution", "case", "seconds", "verdict", "exception", "message"}),
+    Kind.ANALYSIS: frozenset({"solution", "primitives", "temp_bytes", "error"}),
     Kind.SAMPLES_DONE: frozenset(),
     Kind.DONE: frozenset(),
 }
@@ -51,6 +52,30 @@ _KEYS: dict[Kind, frozenset[str]] = {
 
 def _is_invalid(spec: Any) -> bool:
     return type(spec) is dict and set(spec) == {"invalid"}
+
+
+MAX_PRIMITIVES = 500
+
+
+def _analysis(meta: dict[str, Any], job: Job) -> Analysis:
+    primitives, temp = meta["primitives"], meta["temp_bytes"]
+    if primitives is not None and (
+        type(primitives) is not list
+        or len(primitives) > MAX_PRIMITIVES
+        or any(type(name) is not str or len(name) > MAX_NAME for name in primitives)
+    ):
+        raise ProtocolError("primitives is not a bounded list of names")
+    if temp is not None and (
+        type(temp) is not list
+        or len(temp) != len(job.memory_probes)
+        or any(type(n) is not int or not 0 <= n < 1 << 50 for n in temp)
+    ):
+        raise ProtocolError("temp_bytes is not one byte count per memory probe")
+    return Analysis(
+        primitives=None if primitives is None else frozenset(primitives),
+        temp_bytes=None if temp is None else tuple(temp),
+        error=_text(meta, "error", 2000),
+    )
 
 
 def _keys(frame: Frame) -> None:
@@ -154,6 +179,13 @@ class FrameCollector:
             solution.message = _text(frame.meta, "message")
             solution.exception = _text(frame.meta, "exception", MAX_NAME)
             return
+        if frame.kind is Kind.ANALYSIS:
+            if not job.analysed or solution.analysis or solution.cases or solution.error_verdict:
+                raise ProtocolError("an ANALYSIS frame out of place")
+            solution.analysis = _analysis(frame.meta, job)
+            return
+        if job.analysed and solution.analysis is None:
+            raise ProtocolError("a case was reported before the solution's analysis")
         case_index = _index(frame.meta, "case", len(job.all_cases))
         if case_index in solution.cases or solution.error_verdict:
             raise ProtocolError("a case was reported twice")

@@ -22,6 +22,7 @@ from grader.job import CaseOutcome, Job, RunOutcome, Solution
 from grader.launch import PlainLauncher
 from grader.problem import Problem
 from grader.report import CaseReport, GradeReport, describe_value, shown_output
+from grader.requirements import unmet_requirement
 from grader.supervise import ProcessRunner, Runner
 from grader.trees import compare_output
 from grader.verdicts import Mode, Verdict
@@ -203,6 +204,10 @@ def build_report(
             f"Your code used more than the {problem.config.limits.memory_mb} MB memory limit"
             " (all of its processes together)."
         )
+    unmet = unmet_requirement(problem, solution.analysis)
+    if unmet and report.verdict in (Verdict.ACCEPTED, Verdict.WRONG_ANSWER):
+        # The cases keep their verdicts: the learner sees whether the numbers are right too.
+        report.verdict, report.score, report.message = Verdict.REQUIREMENT_NOT_MET, 0.0, unmet
     if report.verdict is Verdict.WRONG_ANSWER:
         report.diagnosis = diagnose(problem, keys, solution, report.cases, trusted)
     return report
@@ -224,6 +229,8 @@ def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device:
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
         tree_outputs=problem.tree_outputs,
+        trace_structure=problem.config.structure is not None,
+        memory_probes=problem.memory_probes,
         solutions=(Solution("submission", source),),
         cases=bank.samples,
         hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),

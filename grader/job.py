@@ -32,6 +32,14 @@ class Job:
     hidden_cases: tuple[Case, ...] = ()
     compiled: bool = False  # whole-function jax.jit where it traces (grader/protocol.py)
     tree_outputs: frozenset[int] = frozenset()  # outputs returned as pytrees (grader/trees.py)
+    # Requirements' evidence (grader/requirements.py): trace each solution's primitives,
+    # compile it at each memory probe's shapes.
+    trace_structure: bool = False
+    memory_probes: tuple[Case, ...] = ()
+
+    @property
+    def analysed(self) -> bool:
+        return self.trace_structure or bool(self.memory_probes)
 
     def __post_init__(self) -> None:
         if self.hidden_cases and len(self.solutions) != 1:
@@ -55,12 +63,24 @@ class CaseOutcome:
     exception: str = ""
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """What the child found of a solution before running it: its primitives (None:
+    not traced), the temporary bytes of its compilation at each memory probe (None: not
+    measured), and the error that stopped either, if one did."""
+
+    primitives: frozenset[str] | None = None
+    temp_bytes: tuple[int, ...] | None = None
+    error: str = ""
+
+
 @dataclass
 class SolutionOutcome:
     error_verdict: Verdict | None = None
     message: str = ""
     exception: str = ""
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
+    analysis: Analysis | None = None
 
 
 @dataclass

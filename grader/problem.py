@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from grader.cases import CaseBank, load_cases
+from grader.cases import Case, CaseBank, load_cases, load_memory_probes
 from grader.compare import Tolerance
 from grader.config import settings
 from grader.errors import ProblemError
@@ -59,6 +59,52 @@ class OutputConfig(_Strict):
     )
 
 
+class StructureConfig(_Strict):
+    """Primitives the learner's function must or must not contain, read from its jaxpr
+    (grader/requirements.py): what a problem teaches, not a security boundary."""
+
+    require: list[str] = Field(
+        default_factory=list, description="Primitives the jaxpr must contain (scan, while)."
+    )
+    forbid: list[str] = Field(
+        default_factory=list,
+        description="Primitives it must not contain (pure_callback, io_callback, while).",
+    )
+    explanation: str = Field(
+        min_length=1,
+        max_length=300,
+        description="What the problem asks for, quoted in the verdict (one sentence).",
+    )
+
+    @field_validator("require", "forbid")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not IDENTIFIER.match(name):
+                raise ValueError(f"{name!r} is not a primitive name")
+        return names
+
+
+class MemoryBudgetConfig(_Strict):
+    """The compiled function's temporary memory must not grow with the batch: measured
+    with XLA's memory analysis on the memory probes of cases.py (grader/requirements.py)."""
+
+    max_growth: float = Field(
+        2.0,
+        gt=1.0,
+        le=100.0,
+        description=(
+            "At most this ratio between the temporary bytes at the last (largest) memory"
+            " probe and at the first."
+        ),
+    )
+    explanation: str = Field(
+        min_length=1,
+        max_length=300,
+        description="What the problem asks for, quoted in the verdict (one sentence).",
+    )
+
+
 class LimitsConfig(_Strict):
     wall_seconds: float = Field(
         30.0,
@@ -97,6 +143,13 @@ class ProblemConfig(_Strict):
     )
     device: Literal["cpu", "gpu", "any"] = Field(
         "any", description="Which workers may grade this problem."
+    )
+    structure: StructureConfig | None = Field(
+        None, description="Primitives the learner's jaxpr must or must not contain."
+    )
+    memory_budget: MemoryBudgetConfig | None = Field(
+        None,
+        description="Temporary memory must not grow with the batch (cases.py memory_probes()).",
     )
     variants: int = Field(
         16,
@@ -169,6 +222,13 @@ class Problem:
     def quiz(self) -> Quiz | None:
         """The questions of quiz.toml (grader/quiz.py), if the folder has one."""
         return load_quiz(self.folder)
+
+    @cached_property
+    def memory_probes(self) -> tuple[Case, ...]:
+        """The shapes a memory budget is measured at (empty without a budget)."""
+        if self.config.memory_budget is None:
+            return ()
+        return load_memory_probes(self.folder / "cases.py", self.config.arguments)
 
     @cached_property
     def case_bank(self) -> CaseBank:
@@ -262,6 +322,7 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
         reference_path=reference_path,
     )
     problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
+    problem.memory_probes  # noqa: B018  (likewise a budget without valid probes)
     return problem
 
 

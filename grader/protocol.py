@@ -77,6 +77,7 @@ class Kind(IntEnum):
     DONE = 6  # child -> parent: all solutions finished
     SAMPLES_DONE = 7  # child -> parent: every first case reported; send the hidden ones
     HIDDEN_CASES = 8  # parent -> child: the hidden cases' inputs
+    ANALYSIS = 9  # child -> parent: a solution's primitives and compiled temporary bytes
 
 
 class ProtocolError(Exception):
@@ -237,8 +238,17 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
     return flat.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
 
 
-# Case inputs: each argument a Python float, an array, or a dict of str -> (array | dict).
-Argument = float | np.ndarray[Any, Any] | dict[str, Any]
+@dataclass(frozen=True)
+class Abstract:
+    """An array argument given by its shape alone (float32): memory probes are
+    compiled, never run, so they need no values."""
+
+    shape: tuple[int, ...]
+
+
+# Case inputs: each argument a Python float, an array, a dict of str -> (array | dict),
+# or (memory probes only) an Abstract shape.
+Argument = float | np.ndarray[Any, Any] | dict[str, Any] | Abstract
 MAX_TREE_DEPTH = 8
 
 
@@ -257,6 +267,8 @@ def _encode_argument(
     keys hold no "/", grader/cases.py), so that metadata stays shallow however deep it is."""
     if isinstance(value, float):
         return {"kind": "float", "value": value}, offset
+    if isinstance(value, Abstract):
+        return {"kind": "abstract", "shape": list(value.shape)}, offset
     if isinstance(value, dict):
         paths, arrays = zip(*_tree_leaves(value), strict=True)
         specs, raw = pack_arrays(list(arrays), offset)
@@ -283,6 +295,8 @@ def pack_cases(cases: list[list[Argument]], offset: int = 0) -> tuple[list[dict[
 def _decode_argument(arg: dict[str, Any], data: bytes, max_elements: int) -> Argument:
     if arg["kind"] == "float":
         return float(arg["value"])
+    if arg["kind"] == "abstract":
+        return Abstract(tuple(int(n) for n in arg["shape"]))
     if arg["kind"] == "tree":
         tree: dict[str, Any] = {}
         for path, spec in zip(arg["paths"], arg["specs"], strict=True):
@@ -324,7 +338,10 @@ class JobMessage:
     learner's job: a few cases, one compile each); otherwise op by op (a trusted
     run: hundreds of cases whose compiled primitives are reused across variants).
     ``tree_outputs``: the outputs (by position) returned as pytrees, flattened with
-    paths (grader/trees.py); on the wire ``{"tree": [{"path", "leaf" | "invalid"}]}``."""
+    paths (grader/trees.py); on the wire ``{"tree": [{"path", "leaf" | "invalid"}]}``.
+    ``trace_structure``, ``memory_probes``: before its cases, each solution is traced
+    (primitives) and compiled at each probe's shapes (temporary bytes), and the child
+    sends one ANALYSIS frame (grader/requirements.py)."""
 
     entry_point: str
     n_outputs: int
@@ -337,6 +354,8 @@ class JobMessage:
     hidden_cases: int = 0
     compiled: bool = False
     tree_outputs: tuple[int, ...] = ()
+    trace_structure: bool = False
+    memory_probes: tuple[dict[str, Any], ...] = ()
 
     def to_meta(self) -> dict[str, Any]:
         return {
@@ -351,6 +370,8 @@ class JobMessage:
             "hidden_cases": self.hidden_cases,
             "compiled": self.compiled,
             "tree_outputs": list(self.tree_outputs),
+            "trace_structure": self.trace_structure,
+            "memory_probes": list(self.memory_probes),
         }
 
     @classmethod
@@ -367,4 +388,6 @@ class JobMessage:
             hidden_cases=int(meta["hidden_cases"]),
             compiled=meta.get("compiled") is True,
             tree_outputs=tuple(int(i) for i in meta.get("tree_outputs", ())),
+            trace_structure=meta.get("trace_structure") is True,
+            memory_probes=tuple(meta.get("memory_probes", ())),
         )

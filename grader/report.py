@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from grader.compare import format_shape
+from grader.protocol import Abstract
 from grader.trees import OutputTree
 from grader.verdicts import Mode, Verdict, headline
 
@@ -127,9 +128,11 @@ class GradeReport(BaseModel):
         return data
 
 
-def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any]) -> str:
+def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any] | Abstract) -> str:
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, Abstract):
+        return f"float32 array of shape {format_shape(value.shape)}"
     if isinstance(value, dict):
         return (
             "{" + ", ".join(f"{key!r}: {describe_value(item)}" for key, item in value.items()) + "}"

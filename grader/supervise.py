@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from grader import protocol
 from grader.config import settings
@@ -38,6 +38,14 @@ log = logging.getLogger("jaxjudge.supervise")
 STARTUP_SECONDS = 120.0
 NATIVE_LOG_KEEP = 8192  # bytes of a child's stderr kept for the operator's log
 MAX_INPUT_ELEMENTS = 1 << 28
+
+
+def _probe_meta(job: Job) -> list[dict[str, Any]]:
+    """Memory probes travel as metadata alone: floats and shapes, no array data."""
+    meta, data = protocol.pack_cases([list(probe.args.values()) for probe in job.memory_probes])
+    if data:
+        raise ValueError("memory probes hold floats and Abstract shapes only")
+    return meta
 
 
 def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> bytes:
@@ -63,6 +71,8 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         hidden_cases=len(job.hidden_cases),
         compiled=job.compiled,
         tree_outputs=tuple(sorted(job.tree_outputs)),
+        trace_structure=job.trace_structure,
+        memory_probes=tuple(_probe_meta(job)),
     )
     return protocol.encode_frame(Kind.JOB, message.to_meta(), b"".join(chunks) + data)
 

@@ -14,6 +14,8 @@ class Verdict(StrEnum):
     MEMORY_LIMIT_EXCEEDED = "memory_limit_exceeded"
     OUTPUT_LIMIT_EXCEEDED = "output_limit_exceeded"
     RUNTIME_ERROR = "runtime_error"
+    # Right or wrong outputs, but not built as the problem asks (grader/requirements.py).
+    REQUIREMENT_NOT_MET = "requirement_not_met"
     WRONG_ANSWER = "wrong_answer"
     ACCEPTED = "accepted"
     # A case that never ran because the submission had already failed in a
@@ -24,6 +26,7 @@ class Verdict(StrEnum):
 HEADLINES: dict[Verdict, str] = {
     Verdict.ACCEPTED: "Accepted",
     Verdict.WRONG_ANSWER: "Wrong answer",
+    Verdict.REQUIREMENT_NOT_MET: "Requirement not met",
     Verdict.RUNTIME_ERROR: "Runtime error",
     Verdict.TIME_LIMIT_EXCEEDED: "Time limit exceeded",
     Verdict.MEMORY_LIMIT_EXCEEDED: "Memory limit exceeded",
@@ -43,6 +46,7 @@ def headline(verdict: Verdict) -> str:
 TONES: dict[Verdict, str] = {
     Verdict.ACCEPTED: "good",
     Verdict.WRONG_ANSWER: "bad",
+    Verdict.REQUIREMENT_NOT_MET: "bad",
     Verdict.RUNTIME_ERROR: "bad",
     Verdict.TIME_LIMIT_EXCEEDED: "bad",
     Verdict.MEMORY_LIMIT_EXCEEDED: "bad",

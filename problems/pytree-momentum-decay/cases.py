@@ -2,6 +2,8 @@
 differ between the samples and the hidden cases; one tree shape per group of hidden
 cases (one compilation each), fresh values for every variant."""
 
+import itertools
+
 import numpy as np
 
 from grader.cases import Case
@@ -13,7 +15,7 @@ def _tree(rng, sizes, scale=1.0):
             "w": (scale * rng.normal(size=(a, b))).astype(np.float32),
             "b": (scale * rng.normal(size=(b,))).astype(np.float32),
         }
-        for i, (a, b) in enumerate(zip(sizes, sizes[1:]))
+        for i, (a, b) in enumerate(itertools.pairwise(sizes))
     }
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
 from grader.config import PROJECT_ROOT
 from grader.diagnose import diagnose
-from grader.expected import TrustedOutputs
+from grader.expected import Outputs, TrustedOutputs
 from grader.job import CaseOutcome, SolutionOutcome
 from grader.problem import Problem, load_problem
 from grader.report import CaseReport
@@ -23,7 +21,7 @@ def problem() -> Problem:
     return load_problem(PROJECT_ROOT / "problems" / "scan-microbatched-grads")
 
 
-def scalar(value: float) -> list[np.ndarray[Any, Any]]:
+def scalar(value: float) -> Outputs:
     return [np.array(value, dtype=np.float32)]
 
 

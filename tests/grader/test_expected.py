@@ -5,6 +5,7 @@ is an error that names the case. No child is started."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,11 @@ from grader.config import settings
 from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.problem import Problem, load_problem
 from grader.verdicts import Verdict
+
+
+def array(output: object) -> np.ndarray[Any, Any]:
+    assert isinstance(output, np.ndarray)
+    return output
 
 
 class FakeRunner:
@@ -63,9 +69,9 @@ def test_outputs_are_kept_per_case_key_for_the_reference_and_each_mistake(
     trusted = expected.compute(problem, runner=FakeRunner())
     keys = [key for key, _case in problem.case_bank.keyed()]
     assert list(trusted.reference) == keys
-    assert [float(trusted.reference[key][0]) for key in keys[:3]] == [0.0, 1.0, 2.0]
+    assert [array(trusted.reference[key][0]).item() for key in keys[:3]] == [0.0, 1.0, 2.0]
     first_mistake = problem.mistakes[0].name
-    assert float(trusted.mistakes[first_mistake][keys[0]][0]) == 1.0
+    assert array(trusted.mistakes[first_mistake][keys[0]][0]).item() == 1.0
 
 
 def test_a_reference_that_fails_names_the_case(problem: Problem) -> None:
@@ -93,8 +99,10 @@ def test_the_disk_cache_returns_the_same_arrays_without_running_again(problem: P
     assert len(runner.jobs) == 1 and again.from_cache
     assert again.reference.keys() == first.reference.keys()
     for key, outputs in first.reference.items():
-        assert [o.tolist() for o in again.reference[key]] == [o.tolist() for o in outputs]
-        assert [o.dtype for o in again.reference[key]] == [o.dtype for o in outputs]
+        assert [array(o).tolist() for o in again.reference[key]] == [
+            array(o).tolist() for o in outputs
+        ]
+        assert [array(o).dtype for o in again.reference[key]] == [array(o).dtype for o in outputs]
     assert again.mistakes.keys() == first.mistakes.keys()
 
 

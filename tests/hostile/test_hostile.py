@@ -163,7 +163,9 @@ def hidden_needles(problem: Problem, variant: int) -> list[str]:
     needles = []
     for case in problem.case_bank.for_variant(variant):
         arrays = [np.asarray(v) for v in case.args.values()]
-        arrays += trusted.reference[case_key(case, variant)]
+        arrays += [
+            o for o in trusted.reference[case_key(case, variant)] if isinstance(o, np.ndarray)
+        ]
         for array in arrays:
             for value in array.ravel():
                 text = repr(float(value))

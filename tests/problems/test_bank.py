@@ -15,7 +15,9 @@ SLUGS = [folder.name for folder in FOLDERS]
 
 def test_the_bank_holds_the_contracted_problems() -> None:
     assert SLUGS == [
+        "ema-with-scan",
         "linen-trainstate-accumulation",
+        "memory-bounded-accumulation",
         "nnx-grad-accumulation",
         "optax-multisteps",
         "pytree-momentum-decay",
