@@ -95,6 +95,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         redoc_url=None,
     )
     app.include_router(problems.router)
+    app.include_router(problems.tracks_router)
     app.include_router(submissions.router)
     app.include_router(tokens.router)
     app.include_router(course_api.router)

@@ -119,6 +119,19 @@ class QuizAnswer(Base):
     answered_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class ProblemMark(Base):
+    """A learner marked a problem complete: skipped or reviewed on purpose, kept apart
+    from solved (which only an accepted submit makes)."""
+
+    __tablename__ = "problem_marks"
+    __table_args__ = (UniqueConstraint("user_id", "problem"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    problem: Mapped[str] = mapped_column(String(100))
+    marked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class HintReveal(Base):
     """How many of a problem's hints a learner has revealed (they stay revealed)."""
 

@@ -49,11 +49,31 @@ class ProblemPublic(BaseModel):
     entry_point: str
     arguments: list[str]
     device: str
+    status: str = Field(description="The caller's: solved, attempted or unseen.")
+    marked_complete: bool = Field(
+        description="The caller marked it complete (skipped or reviewed); apart from solved."
+    )
 
 
 class ProblemsPublic(BaseModel):
     data: list[ProblemPublic]
     count: int
+
+
+class TrackPublic(BaseModel):
+    """The caller's progress through one track."""
+
+    track: str
+    title: str
+    total: int
+    solved: int
+    marked_complete: int = Field(description="Marked complete and not solved.")
+    percent_done: int = Field(description="Solved or marked complete, of all, in percent.")
+    next_problem: str | None = Field(description="The first problem neither solved nor marked.")
+
+
+class TracksPublic(BaseModel):
+    data: list[TrackPublic]
 
 
 class SubmissionPublic(BaseModel):

@@ -8,18 +8,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
 
 from app.api.deps import SessionDep
 from app.core.markdown import highlight_css, render_markdown
-from app.data import catalog, hints, quizzes
+from app.data import catalog, hints, progress, quizzes
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
-from app.models import ProblemVersion, Submission, User
+from app.models import ProblemVersion, User
+from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
 from grader.problem import Problem
-from grader.verdicts import Mode, Verdict
+from grader.verdicts import Verdict
 
 router = APIRouter(include_in_schema=False)
 
@@ -40,27 +40,55 @@ def _stylesheet(text: str) -> Response:
     return Response(text, media_type="text/css", headers={"Cache-Control": "max-age=86400"})
 
 
-def _statuses(session: SessionDep, user: User) -> dict[str, str]:
-    rows = session.execute(
-        select(Submission.problem, Submission.verdict).where(
-            Submission.user_id == user.id, Submission.mode == Mode.SUBMIT
-        )
-    )
-    statuses: dict[str, str] = {}
-    for slug, verdict in rows:
-        if verdict == Verdict.ACCEPTED:
-            statuses[slug] = "solved"
-        else:
-            statuses.setdefault(slug, "attempted")
-    return statuses
+def _tracks(session: SessionDep, user: User) -> list[progress.TrackProgress]:
+    problems = [problem for _version, problem in catalog.live_problems(session)]
+    return progress.tracks(session=session, user=user, problems=problems)
 
 
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    tracks: dict[str, list[Problem]] = {}
-    for _version, problem in catalog.live_problems(session):
-        tracks.setdefault(problem.config.track, []).append(problem)
-    return page(request, "problems.html", user, tracks=tracks, statuses=_statuses(session, user))
+    return page(request, "problems.html", user, tracks=_tracks(session, user))
+
+
+@router.get("/tracks/{track}", response_class=HTMLResponse)
+def track_page(track: str, request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    """One track: each problem's status, the learner's progress, what to do next."""
+    found = next((t for t in _tracks(session, user) if t.track == track), None)
+    if found is None:
+        raise NotFoundError(f"No track {track!r}.")
+    return page(request, "track.html", user, track=found)
+
+
+def _back_to(next_path: str | None, slug: str) -> RedirectResponse:
+    target = safe_next(next_path) if next_path else f"/problems/{slug}"
+    return RedirectResponse(target, status_code=status.HTTP_303_SEE_OTHER)
+
+
+@router.post("/problems/{slug}/complete")
+def mark_complete(
+    slug: str,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    next_path: Annotated[str | None, Form(alias="next")] = None,
+) -> Response:
+    """Mark a problem complete (skipped or reviewed); solved stays apart."""
+    _live_or_404(session, slug)
+    progress.mark(session=session, user=user, problem=slug)
+    return _back_to(next_path, slug)
+
+
+@router.post("/problems/{slug}/incomplete")
+def unmark_complete(
+    slug: str,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    next_path: Annotated[str | None, Form(alias="next")] = None,
+) -> Response:
+    _live_or_404(session, slug)
+    progress.unmark(session=session, user=user, problem=slug)
+    return _back_to(next_path, slug)
 
 
 def _live_or_404(session: SessionDep, slug: str) -> tuple[ProblemVersion, Problem]:
@@ -147,6 +175,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         hint_count=len(problem.hints),
         hints=[render_markdown(text) for text in problem.hints[:revealed]],
         status=status_text,
+        marked=slug in progress.marked(session=session, user=user),
         history=history,
         unlocked=walkthrough_views(problem) if status_text == "solved" else None,
         quiz=problem.quiz,

@@ -84,6 +84,9 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /logout": everyone(),
     "GET /api/problems": signed_in(),
     "POST /api/problems/{slug}/hints": signed_in(),
+    "PUT /api/problems/{slug}/complete": signed_in(),
+    "DELETE /api/problems/{slug}/complete": signed_in(),
+    "GET /api/tracks": signed_in(),
     "POST /api/submissions": signed_in(),
     "GET /api/submissions/{submission_id}": only("learner", others="hidden"),
     "GET /api/tokens": signed_in(),
@@ -107,6 +110,9 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /problems/{slug}": signed_in(),
     "GET /problems/{slug}/history": signed_in(),
     "POST /problems/{slug}/quiz/{question_id}": signed_in(),
+    "POST /problems/{slug}/complete": signed_in(),
+    "POST /problems/{slug}/incomplete": signed_in(),
+    "GET /tracks/{track}": signed_in(),
     # Unlocked by an accepted submission, which nobody here has.
     "GET /problems/{slug}/walkthrough": signed_in(**dict.fromkeys(ACTIVE, "forbidden")),
     "GET /account": signed_in(),
@@ -231,6 +237,7 @@ PARAMS = {
     "action": "enable",
     "decision": "discard",
     "question_id": "why-scan",
+    "track": "gradient-accumulation",
 }
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},

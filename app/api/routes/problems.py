@@ -1,28 +1,81 @@
-"""The problems as the API lists them, and revealing a problem's hints."""
+"""The problems as the API lists them with the caller's progress, tracks, marking a
+problem complete, and revealing a problem's hints."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Response, status
 
 from app.api.deps import CurrentUser, SessionDep
 from app.core.markdown import render_markdown
-from app.data import catalog, hints
-from app.schemas import ProblemPublic, ProblemsPublic
+from app.data import catalog, hints, progress
+from app.models import User
+from app.schemas import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
+from app.vocabulary import track_title
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
+tracks_router = APIRouter(prefix="/api/tracks", tags=["problems"])
+CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_complete"}
+
+
+def _tracks(session: SessionDep, user: User) -> list[progress.TrackProgress]:
+    problems = [problem for _version, problem in catalog.live_problems(session)]
+    return progress.tracks(session=session, user=user, problems=problems)
 
 
 @router.get("", response_model=ProblemsPublic)
-def list_problems(_user: CurrentUser, session: SessionDep) -> ProblemsPublic:
-    """Every published problem, by track and position."""
-    problems = [problem for _version, problem in catalog.live_problems(session)]
+def list_problems(user: CurrentUser, session: SessionDep) -> ProblemsPublic:
+    """Every published problem, by track and position, with the caller's status."""
     data = [
         ProblemPublic(
-            slug=p.slug, **p.config.model_dump(include=set(ProblemPublic.model_fields) - {"slug"})
+            slug=item.problem.slug,
+            status=item.status,
+            marked_complete=item.marked,
+            **item.problem.config.model_dump(include=CONFIG_FIELDS),
         )
-        for p in problems
+        for track in _tracks(session, user)
+        for item in track.problems
     ]
     return ProblemsPublic(data=data, count=len(data))
+
+
+@tracks_router.get("", response_model=TracksPublic)
+def list_tracks(user: CurrentUser, session: SessionDep) -> TracksPublic:
+    """The caller's progress through each track."""
+    return TracksPublic(
+        data=[
+            TrackPublic(
+                track=t.track,
+                title=track_title(t.track),
+                total=t.total,
+                solved=t.solved,
+                marked_complete=t.marked_only,
+                percent_done=t.percent_done,
+                next_problem=t.next_problem.slug if t.next_problem else None,
+            )
+            for t in _tracks(session, user)
+        ]
+    )
+
+
+def _require_live(session: SessionDep, slug: str) -> None:
+    if catalog.live_problem(session, slug) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {slug!r}.")
+
+
+@router.put("/{slug}/complete", status_code=status.HTTP_204_NO_CONTENT)
+def mark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Response:
+    """Mark a problem complete (skipped or reviewed); solved stays apart. Idempotent."""
+    _require_live(session, slug)
+    progress.mark(session=session, user=user, problem=slug)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.delete("/{slug}/complete", status_code=status.HTTP_204_NO_CONTENT)
+def unmark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Response:
+    """Take the mark back. Idempotent."""
+    _require_live(session, slug)
+    progress.unmark(session=session, user=user, problem=slug)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/{slug}/hints")

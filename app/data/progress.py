@@ -1,0 +1,109 @@
+"""A learner's progress (keyword-only data functions): each problem's status from
+their submits (solved, attempted, unseen), the problems they marked complete, and
+how far they are through each track.
+
+"Marked complete" is the learner's own word that they are done with a problem
+(skipped, or reviewed without submitting); it is kept apart from solved, which
+only an accepted submit makes, and never counts as solved in a course's grades.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from app.models import ProblemMark, Submission, User
+from grader.problem import Problem
+from grader.verdicts import Mode, Verdict
+
+SOLVED, ATTEMPTED, UNSEEN = "solved", "attempted", "unseen"
+
+
+def statuses(*, session: Session, user: User) -> dict[str, str]:
+    """Each problem the learner submitted to: solved (an accepted submit) or attempted."""
+    rows = session.execute(
+        select(Submission.problem, Submission.verdict).where(
+            Submission.user_id == user.id, Submission.mode == Mode.SUBMIT
+        )
+    )
+    found: dict[str, str] = {}
+    for slug, verdict in rows:
+        if verdict == Verdict.ACCEPTED:
+            found[slug] = SOLVED
+        else:
+            found.setdefault(slug, ATTEMPTED)
+    return found
+
+
+def marked(*, session: Session, user: User) -> set[str]:
+    return set(session.scalars(select(ProblemMark.problem).where(ProblemMark.user_id == user.id)))
+
+
+def mark(*, session: Session, user: User, problem: str) -> None:
+    """Mark ``problem`` complete (again: no change)."""
+    exists = session.scalar(
+        select(ProblemMark.id).where(ProblemMark.user_id == user.id, ProblemMark.problem == problem)
+    )
+    if exists is None:
+        session.add(ProblemMark(user_id=user.id, problem=problem))
+        session.flush()
+
+
+def unmark(*, session: Session, user: User, problem: str) -> None:
+    session.execute(
+        delete(ProblemMark).where(ProblemMark.user_id == user.id, ProblemMark.problem == problem)
+    )
+
+
+@dataclass(frozen=True)
+class ProblemProgress:
+    problem: Problem
+    status: str  # solved, attempted, unseen
+    marked: bool
+
+    @property
+    def done(self) -> bool:
+        """Solved, or set aside by the learner: not what to do next."""
+        return self.status == SOLVED or self.marked
+
+
+@dataclass(frozen=True)
+class TrackProgress:
+    track: str
+    problems: list[ProblemProgress]
+
+    @property
+    def total(self) -> int:
+        return len(self.problems)
+
+    @property
+    def solved(self) -> int:
+        return sum(p.status == SOLVED for p in self.problems)
+
+    @property
+    def marked_only(self) -> int:
+        """Marked complete and not solved (a solved problem counts once, as solved)."""
+        return sum(p.marked and p.status != SOLVED for p in self.problems)
+
+    @property
+    def percent_done(self) -> int:
+        done = self.solved + self.marked_only
+        return round(100 * done / self.total) if self.total else 0
+
+    @property
+    def next_problem(self) -> Problem | None:
+        """The first problem, by position, neither solved nor marked complete."""
+        return next((p.problem for p in self.problems if not p.done), None)
+
+
+def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[TrackProgress]:
+    """``problems`` (by track and position) grouped by track with the learner's progress."""
+    found, marks = statuses(session=session, user=user), marked(session=session, user=user)
+    grouped: dict[str, list[ProblemProgress]] = {}
+    for problem in problems:
+        grouped.setdefault(problem.config.track, []).append(
+            ProblemProgress(problem, found.get(problem.slug, UNSEEN), problem.slug in marks)
+        )
+    return [TrackProgress(track, items) for track, items in grouped.items()]
