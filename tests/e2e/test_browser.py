@@ -1,7 +1,8 @@
 """A learner and an instructor in a real browser (Debian's Chromium driven by
 Playwright). The instructor creates a course and assigns a problem; the learner
 signs up, joins with the code, types a solution into the editor, runs the samples,
-submits, sees "Accepted", then a wrong solution and its diagnosis; the instructor
+submits, sees "Accepted", then a wrong solution and its diagnosis, answers a quiz
+question, and marks another problem of the track complete; the instructor
 sees the learner on the dashboard, downloads the grades CSV and opens the
 problem's analytics. Saves the README's screenshots."""
 
@@ -155,6 +156,24 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
 
         page.reload()  # the draft survives a reload
         expect(page.locator(".cm-content")).to_contain_text("for x, y in ((x_a, y_a), (x_b, y_b)):")
+
+        # The quiz: pick an answer, and every choice's explanation follows it.
+        question = page.locator("#quiz-why-average")
+        question.get_by_label("The full batch's mean loss is the average").check()
+        question.get_by_role("button", name="Answer").click()
+        expect(page.locator("#quiz-why-average .quiz-result")).to_have_text(
+            "You answered this correctly."
+        )
+        expect(page.locator("#quiz-why-average .explanation")).to_have_count(3)
+        expect(page.locator("#quiz-why-average")).to_contain_text("Differentiation is linear")
+
+        # Progress: the track page counts the solved problem; another is marked complete.
+        page.get_by_role("link", name="Gradient accumulation, 1").click()
+        expect(page.locator("p.progress")).to_contain_text("1 of")
+        page.locator(
+            "li.step", has_text="Accumulating gradients into a Linen TrainState"
+        ).get_by_role("button", name="Mark as complete").click()
+        expect(page.locator("p.progress")).to_contain_text("1 marked complete")
 
         # Back to the instructor: grace solved it (two attempts), the CSV says so.
         teacher.reload()
