@@ -55,7 +55,10 @@ KNOWN_EXCEPTIONS = frozenset(
 
 _FAILURES = {
     Failure.INVALID: "the function did not return an array of numbers",
-    Failure.DTYPE: "the output is not a real numeric array (boolean, complex or another dtype)",
+    Failure.DTYPE: (
+        "the output has the wrong dtype: not real numbers (boolean, complex, ...),"
+        " or integers where floating-point values are expected (or the reverse)"
+    ),
     Failure.NOT_FINITE: "the output holds NaN or an infinity where a finite value was expected, or the reverse",
     Failure.TOLERANCE: "the output is outside the tolerance",
     Failure.STRUCTURE: "the returned tree does not have the expected leaves",

@@ -14,16 +14,28 @@ SLUGS = [folder.name for folder in FOLDERS]
 
 
 def test_the_bank_holds_the_contracted_problems() -> None:
+    """At least 15 problems in at least three tracks (issue 16)."""
+    assert {load_problem(folder).config.track for folder in FOLDERS} == {
+        "gradient-accumulation",
+        "jax-foundations",
+        "optax-and-flax",
+    }
     assert SLUGS == [
         "ema-with-scan",
         "linen-trainstate-accumulation",
+        "lr-warmup-cosine",
         "memory-bounded-accumulation",
         "nnx-grad-accumulation",
+        "nnx-running-statistics",
+        "optax-clip-decay-order",
+        "optax-custom-transformation",
         "optax-multisteps",
+        "per-example-grads",
         "pytree-momentum-decay",
         "scan-microbatched-grads",
         "stable-logsumexp",
         "train-with-accumulation",
+        "weighted-microbatches",
     ]
 
 

@@ -1,0 +1,28 @@
+"""Your momentum weights the new batch: the old statistic keeps momentum, the batch gets 1 - momentum."""
+
+import jax.numpy as jnp
+from flax import nnx
+
+
+class RunningStandardizer(nnx.Module):
+    def __init__(self, features, momentum):
+        self.mean = nnx.BatchStat(jnp.zeros(features))
+        self.var = nnx.BatchStat(jnp.ones(features))
+        self.momentum = momentum
+
+    def __call__(self, x, *, train):
+        if train:
+            mean, var = x.mean(axis=0), x.var(axis=0)
+            m = self.momentum
+            self.mean.value = (1 - m) * self.mean.value + m * mean
+            self.var.value = (1 - m) * self.var.value + m * var
+        else:
+            mean, var = self.mean.value, self.var.value
+        return (x - mean) / jnp.sqrt(var + 1e-5)
+
+
+def standardize_stream(batches, eval_batch, momentum):
+    module = RunningStandardizer(batches.shape[-1], momentum)
+    train_outputs = jnp.stack([module(b, train=True) for b in batches])
+    eval_output = module(eval_batch, train=False)
+    return train_outputs, eval_output, module.mean.value, module.var.value

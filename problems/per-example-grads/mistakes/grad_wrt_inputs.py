@@ -1,0 +1,11 @@
+"""You differentiate with respect to the input x_i; the gradient asked for is with respect to the weights w (argnums=0)."""
+
+import jax
+
+
+def per_example_grads(w, b, x, y):
+    def loss(w, b, xi, yi):
+        return jax.nn.softplus(-yi * (xi @ w + b))
+
+    grads = jax.grad(loss, argnums=(2, 1))
+    return jax.vmap(grads, in_axes=(None, None, 0, 0))(w, b, x, y)
