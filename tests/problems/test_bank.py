@@ -25,6 +25,7 @@ def test_the_bank_holds_the_contracted_problems() -> None:
         "linen-trainstate-accumulation",
         "lr-warmup-cosine",
         "memory-bounded-accumulation",
+        "multisteps-with-schedule",
         "nnx-grad-accumulation",
         "nnx-running-statistics",
         "optax-clip-decay-order",
