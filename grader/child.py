@@ -175,10 +175,26 @@ def _key_name(entry: Any) -> str:
     return _safe_str(entry)[:100]
 
 
+def _plain_tree(value: Any, jax: Any) -> Any:
+    """NNX states and variables as plain dicts and arrays, so that ``nnx.state(model)``
+    and the same parameters as a dict are one answer (a State's leaves would
+    otherwise end in ``.value``)."""
+    from flax import nnx
+
+    def plain(node: Any) -> Any:
+        if isinstance(node, nnx.State):
+            return nnx.to_pure_dict(node)
+        return node.get_value() if isinstance(node, nnx.Variable) else node
+
+    return jax.tree_util.tree_map(
+        plain, value, is_leaf=lambda node: isinstance(node, nnx.State | nnx.Variable)
+    )
+
+
 def tree_leaves(value: Any, max_elements: int, jax: Any) -> list[tuple[str, Converted]]:
     """A pytree output's leaves, each named by its path (``dense_0/kernel``; the
     parent puts the output's name in front) and converted like any output."""
-    flat, _treedef = jax.tree_util.tree_flatten_with_path(value)
+    flat, _treedef = jax.tree_util.tree_flatten_with_path(_plain_tree(value, jax))
     if len(flat) > MAX_TREE_LEAVES:
         raise ValueError(
             f"the returned tree has {len(flat)} leaves; at most {MAX_TREE_LEAVES} are allowed"

@@ -10,11 +10,11 @@ class RunningStandardizer(nnx.Module):
 
     def __call__(self, x, *, train):
         # TODO: batch statistics and an update when training; running ones otherwise.
-        return (x - self.mean.value) / jnp.sqrt(self.var.value + 1e-5)
+        return (x - self.mean[...]) / jnp.sqrt(self.var[...] + 1e-5)
 
 
 def standardize_stream(batches, eval_batch, momentum):
     module = RunningStandardizer(batches.shape[-1], momentum)
     train_outputs = jnp.stack([module(b, train=True) for b in batches])
     eval_output = module(eval_batch, train=False)
-    return train_outputs, eval_output, module.mean.value, module.var.value
+    return train_outputs, eval_output, module.mean[...], module.var[...]

@@ -83,7 +83,7 @@ def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
             "cases.py",
             '"w": float(w)',
             '"w": int(w)',
-            "cases.py: case 'tiny', argument 'w': must be a Python float or a float32 numpy array, got int",
+            "cases.py: case 'tiny', argument 'w': must be a Python float, a float32 numpy array or a dict of them, got int",
         ),
         (
             "cases.py",

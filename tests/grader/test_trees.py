@@ -103,6 +103,18 @@ def test_the_child_names_leaves_by_dict_keys_indices_and_field_names() -> None:
     assert named[0][1].array is not None and named[0][1].array.dtype == np.int32
 
 
+def test_an_nnx_state_and_the_same_parameters_as_a_dict_have_the_same_leaves() -> None:
+    from flax import nnx
+
+    layer = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+    as_state = tree_leaves(nnx.state(layer, nnx.Param), max_elements=100, jax=jax)
+    as_dict = tree_leaves(
+        {"kernel": layer.kernel[...], "bias": layer.bias[...]}, max_elements=100, jax=jax
+    )
+    assert [path for path, _ in as_state] == [path for path, _ in as_dict] == ["bias", "kernel"]
+    assert [path for path, _ in tree_leaves(layer.kernel, max_elements=100, jax=jax)] == [""]
+
+
 def test_a_bare_array_in_a_tree_output_is_one_leaf_with_an_empty_path() -> None:
     [(path, converted)] = tree_leaves(jnp.ones(3), max_elements=100, jax=jax)
     assert path == "" and converted.array is not None

@@ -21,13 +21,16 @@ def test_the_bank_holds_the_contracted_problems() -> None:
         "optax-and-flax",
     }
     assert SLUGS == [
+        "dropout-per-microbatch",
         "ema-with-scan",
         "linen-trainstate-accumulation",
+        "loss-scaling-float16",
         "lr-warmup-cosine",
         "memory-bounded-accumulation",
         "multisteps-with-schedule",
         "nnx-grad-accumulation",
         "nnx-running-statistics",
+        "nnx-scan-accumulation",
         "optax-clip-decay-order",
         "optax-custom-transformation",
         "optax-multisteps",

@@ -14,11 +14,11 @@ class RunningStandardizer(nnx.Module):
         if train:
             mean, var = x.mean(axis=0), x.var(axis=0)
             m = self.momentum
-            self.mean.value = m * self.mean.value + (1 - m) * mean
-            self.var.value = m * self.var.value + (1 - m) * var
-            mean, var = self.mean.value, self.var.value
+            self.mean[...] = m * self.mean[...] + (1 - m) * mean
+            self.var[...] = m * self.var[...] + (1 - m) * var
+            mean, var = self.mean[...], self.var[...]
         else:
-            mean, var = self.mean.value, self.var.value
+            mean, var = self.mean[...], self.var[...]
         return (x - mean) / jnp.sqrt(var + 1e-5)
 
 
@@ -26,4 +26,4 @@ def standardize_stream(batches, eval_batch, momentum):
     module = RunningStandardizer(batches.shape[-1], momentum)
     train_outputs = jnp.stack([module(b, train=True) for b in batches])
     eval_output = module(eval_batch, train=False)
-    return train_outputs, eval_output, module.mean.value, module.var.value
+    return train_outputs, eval_output, module.mean[...], module.var[...]

@@ -15,4 +15,4 @@ def standardize_stream(batches, eval_batch, momentum):
     )
     train_outputs = jnp.stack([norm(b, use_running_average=False) for b in batches])
     eval_output = norm(eval_batch, use_running_average=True)
-    return train_outputs, eval_output, norm.mean.value, norm.var.value
+    return train_outputs, eval_output, norm.mean[...], norm.var[...]

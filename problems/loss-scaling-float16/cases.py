@@ -1,0 +1,32 @@
+"""Cases for loss-scaling-float16: targets far from the predictions make the loss
+large, so a large scale overflows float16 (the step is skipped) and a small one does not."""
+
+import numpy as np
+
+from grader.cases import Case
+
+
+def _case(name, *, draw, b, f, offset, scale, sample=False):
+    rng = np.random.default_rng(20000 + draw)
+    return Case(
+        name,
+        sample=sample,
+        args={
+            "w": (0.05 * rng.normal(size=(f,))).astype(np.float32),
+            "x": (1.0 + 0.3 * rng.normal(size=(b, f))).astype(np.float32),
+            "y": (offset + 0.2 * rng.normal(size=(b,))).astype(np.float32),
+            "loss_scale": float(scale),
+            "learning_rate": float(rng.uniform(0.005, 0.02)),
+        },
+    )
+
+
+def cases(seed):
+    fresh = 100 * (seed + 1)
+    # The float16 gradient is about 2 * offset * scale: above 65,504 it overflows.
+    yield _case("fits", draw=0, b=4, f=3, offset=2.0, scale=64, sample=True)
+    yield _case("overflows", draw=1, b=4, f=2, offset=12.0, scale=16384, sample=True)
+    yield _case("overflow", draw=2 + fresh, b=32, f=6, offset=14.0, scale=16384)
+    yield _case("no-overflow", draw=3 + fresh, b=32, f=6, offset=0.5, scale=16384)
+    yield _case("small-scale", draw=4 + fresh, b=9, f=12, offset=10.0, scale=8)
+    yield _case("small-scale-again", draw=5 + fresh, b=9, f=12, offset=4.0, scale=8)
