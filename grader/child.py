@@ -263,19 +263,24 @@ MAX_PRIMITIVES = 500
 
 def primitive_names(closed_jaxpr: Any) -> set[str]:
     """Every primitive in a jaxpr, nested ones included (a scan's body, a jit's
-    inner jaxpr, a cond's branches)."""
+    inner jaxpr, a cond's branches), and for each nested one also
+    ``outer>inner`` for every primitive it is nested in (``scan>psum``: a psum
+    inside a scan's body, at any depth)."""
     names: set[str] = set()
-    pending = [closed_jaxpr.jaxpr]
+    pending: list[tuple[Any, tuple[str, ...]]] = [(closed_jaxpr.jaxpr, ())]
     while pending:
-        jaxpr = pending.pop()
+        jaxpr, outer = pending.pop()
         for equation in jaxpr.eqns:
-            names.add(str(equation.primitive.name)[:100])
+            name = str(equation.primitive.name)[:50]
+            names.add(name)
+            names.update(f"{enclosing}>{name}" for enclosing in outer)
+            inside = (*outer, name) if name not in outer else outer
             for param in equation.params.values():
                 for item in param if isinstance(param, tuple | list) else (param,):
                     if hasattr(item, "jaxpr") and hasattr(item, "consts"):  # ClosedJaxpr
-                        pending.append(item.jaxpr)
+                        pending.append((item.jaxpr, inside))
                     elif hasattr(item, "eqns"):  # Jaxpr
-                        pending.append(item)
+                        pending.append((item, inside))
     return names
 
 

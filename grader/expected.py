@@ -90,6 +90,7 @@ def trusted_job(problem: Problem, device: str) -> Job:
         wall_seconds=limits.wall_seconds * len(solutions) * scale,
         memory_mb=limits.memory_mb,
         device=device,
+        compiled=problem.config.trusted_runs == "compiled",
     )
 
 

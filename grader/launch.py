@@ -22,7 +22,12 @@ from typing import Protocol
 from grader.config import settings
 from grader.gpu_sharing import GpuSlot, gpu_environment
 
-CPU_XLA_FLAGS = "--xla_backend_optimization_level=0"
+# Simulated CPU devices per child: enough for data-parallel problems (shard_map over a
+# mesh) to run on any CPU worker; ordinary code uses the first and sees no difference.
+HOST_DEVICES = 4
+CPU_XLA_FLAGS = (
+    f"--xla_backend_optimization_level=0 --xla_force_host_platform_device_count={HOST_DEVICES}"
+)
 
 
 def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
@@ -42,7 +47,7 @@ def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
         env["JAX_PLATFORMS"] = "cpu"
         # Compile fast, run a little slower: the programs of a grading are small and
         # run once or twice, so LLVM's optimisations cost more than they save (a jitted
-        # case's compile halves; docs/performance.md).
+        # case's compile halves; docs/performance.md). And HOST_DEVICES devices.
         env["XLA_FLAGS"] = CPU_XLA_FLAGS
     else:
         env |= gpu_environment(memory_mb)

@@ -68,7 +68,10 @@ class StructureConfig(_Strict):
     )
     forbid: list[str] = Field(
         default_factory=list,
-        description="Primitives it must not contain (pure_callback, io_callback, while).",
+        description=(
+            "Primitives it must not contain (pure_callback, io_callback, while); outer>inner"
+            " names a primitive nested in another (scan>psum: a psum inside a scan's body)."
+        ),
     )
     explanation: str = Field(
         min_length=1,
@@ -80,8 +83,8 @@ class StructureConfig(_Strict):
     @classmethod
     def _names(cls, names: list[str]) -> list[str]:
         for name in names:
-            if not IDENTIFIER.match(name):
-                raise ValueError(f"{name!r} is not a primitive name")
+            if not all(IDENTIFIER.match(part) for part in name.split(">")):
+                raise ValueError(f"{name!r} is not a primitive name (or outer>inner)")
         return names
 
 
@@ -143,6 +146,15 @@ class ProblemConfig(_Strict):
     )
     device: Literal["cpu", "gpu", "any"] = Field(
         "any", description="Which workers may grade this problem."
+    )
+    trusted_runs: Literal["eager", "compiled"] = Field(
+        "eager",
+        description=(
+            "How the reference and the mistakes run over every variant: op by op (fast when"
+            " the same small primitives repeat across hundreds of cases) or each solution"
+            " under jax.jit once per shape group (fast for shard_map, scans over models,"
+            " unrolled loops; up to 20x for those)."
+        ),
     )
     structure: StructureConfig | None = Field(
         None, description="Primitives the learner's jaxpr must or must not contain."

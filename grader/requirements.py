@@ -31,6 +31,12 @@ def memory_growth(temp_bytes: tuple[int, ...]) -> float:
     return (temp_bytes[-1] + GROWTH_FLOOR_BYTES) / (temp_bytes[0] + GROWTH_FLOOR_BYTES)
 
 
+def _shown(name: str) -> str:
+    """``scan>psum`` as people read it: a `psum` inside a `scan`."""
+    *outer, inner = name.split(">")
+    return f"`{inner}`" + "".join(f" inside a `{o}`" for o in reversed(outer))
+
+
 def _structure(problem: Problem, analysis: Analysis) -> str | None:
     structure = problem.config.structure
     if structure is None:
@@ -42,12 +48,12 @@ def _structure(problem: Problem, analysis: Analysis) -> str | None:
         )
     missing = [name for name in structure.require if name not in analysis.primitives]
     if missing:
-        listed = ", ".join(f"`{name}`" for name in missing)
+        listed = ", ".join(_shown(name) for name in missing)
         return f"{structure.explanation} Your function has no {listed}."
     used = [name for name in structure.forbid if name in analysis.primitives]
     if used:
-        listed = ", ".join(f"`{name}`" for name in used)
-        return f"{structure.explanation} Your function uses {listed}, which this problem does not allow."
+        listed = ", ".join(_shown(name) for name in used)
+        return f"{structure.explanation} Your function has {listed}, which this problem does not allow."
     return None
 
 

@@ -41,7 +41,19 @@ def test_a_missing_scan_is_named_after_what_the_problem_asks() -> None:
 
 def test_a_forbidden_primitive_is_named() -> None:
     message = unmet_requirement(EMA, Analysis(primitives=frozenset({"scan", "pure_callback"})))
-    assert message is not None and "uses `pure_callback`" in message
+    assert message is not None and "has `pure_callback`, which" in message
+
+
+def test_a_nested_primitive_is_named_with_what_it_is_inside() -> None:
+    problem = load_problem(PROJECT_ROOT / "problems" / "data-parallel-accumulation")
+    evidence = frozenset({"shard_map", "scan", "psum_invariant", "scan>psum_invariant"})
+    message = unmet_requirement(problem, Analysis(primitives=evidence))
+    assert message is not None
+    assert message.endswith(
+        "has `psum_invariant` inside a `scan`, which this problem does not allow."
+    )
+    after_the_loop = frozenset({"shard_map", "scan", "psum_invariant", "shard_map>psum_invariant"})
+    assert unmet_requirement(problem, Analysis(primitives=after_the_loop)) is None
 
 
 def test_a_function_that_cannot_be_traced_does_not_meet_a_structure_requirement() -> None:
@@ -77,7 +89,8 @@ def test_the_primitive_walk_finds_a_scan_nested_in_jit_and_cond() -> None:
         return jax.lax.cond(x.sum() > 0, jax.jit(inner), lambda x: x.sum(), x)
 
     names = primitive_names(jax.make_jaxpr(outer)(jnp.ones(3)))
-    assert {"scan", "cond"} <= names
+    assert {"scan", "cond", "cond>scan", "cond>add", "scan>add"} <= names
+    assert "scan>cond" not in names
 
 
 def test_a_python_loop_leaves_no_scan() -> None:

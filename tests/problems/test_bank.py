@@ -21,6 +21,7 @@ def test_the_bank_holds_the_contracted_problems() -> None:
         "optax-and-flax",
     }
     assert SLUGS == [
+        "data-parallel-accumulation",
         "dropout-per-microbatch",
         "ema-with-scan",
         "linen-trainstate-accumulation",

@@ -8,7 +8,9 @@ import jax.numpy as jnp
 
 def loss_scaled_step(w, x, y, loss_scale, learning_rate):
     h = jnp.float16
-    g = jax.grad(lambda w: jnp.mean((x.astype(h) @ w.astype(h) - y.astype(h)) ** 2) * h(loss_scale))(w)
+    g = jax.grad(
+        lambda w: jnp.mean((x.astype(h) @ w.astype(h) - y.astype(h)) ** 2) * h(loss_scale)
+    )(w)
     ok = jnp.all(jnp.isfinite(g))
     return (
         jnp.where(ok, w - learning_rate * g, w),

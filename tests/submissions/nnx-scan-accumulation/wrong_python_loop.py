@@ -17,7 +17,9 @@ class MLP(nnx.Module):
 
 def nnx_scan_step(xs, ys, learning_rate):
     model = MLP(xs.shape[-1], rngs=nnx.Rngs(0))
-    grads = [nnx.grad(lambda m: jnp.mean((m(x) - y) ** 2))(model) for x, y in zip(xs, ys, strict=True)]
+    grads = [
+        nnx.grad(lambda m: jnp.mean((m(x) - y) ** 2))(model) for x, y in zip(xs, ys, strict=True)
+    ]
     mean = jax.tree_util.tree_map(lambda *g: sum(g) / len(g), *grads)
     params = nnx.state(model, nnx.Param)
     return jax.tree_util.tree_map(lambda p, g: p - learning_rate * g, params, mean)

@@ -14,7 +14,9 @@ class WarmupMomentumState(NamedTuple):
 
 def scale_by_warmup_momentum(beta, warmup_steps):
     def init_fn(params):
-        return WarmupMomentumState(jnp.asarray(0, jnp.int32), optax.tree_utils.tree_zeros_like(params))
+        return WarmupMomentumState(
+            jnp.asarray(0, jnp.int32), optax.tree_utils.tree_zeros_like(params)
+        )
 
     def update_fn(updates, state, params=None):
         trace = optax.tree_utils.tree_add_scale(updates, beta, state.trace)
