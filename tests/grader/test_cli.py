@@ -75,7 +75,8 @@ def test_grade_exits_one_with_a_readable_report_when_not_accepted(tmp_path: Path
     [
         (
             ["grade", "no-such-problem", "x.py"],
-            "unknown problem 'no-such-problem'; known problems: ema-with-scan, linen-trainstate-accumulation",
+            "unknown problem 'no-such-problem'; known problems: data-parallel-accumulation,"
+            " dropout-per-microbatch, ema-with-scan,",
         ),
         (["grade", "scan-microbatched-grads", "/nonexistent.py"], "/nonexistent.py: no such file"),
         (["grade", "scan-microbatched-grads", "/"], "/: is a directory"),
