@@ -15,7 +15,8 @@ parent holds it as an ``OutputTree`` and compares:
 3. each leaf with the output's tolerance (grader/compare.py).
 
 The first failing leaf is the whole output's failure, and its path (``leaf``) is the one
-fact a hidden case reports beyond the kind of mismatch (grader/feedback.py).
+fact a hidden case reports beyond the kind of mismatch (grader/feedback.py). It is
+always a path of the reference's tree, never one the learner's code made up.
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def _structure(actual: OutputTree, desired: OutputTree, name: str) -> Comparison
         "the returned tree's leaves differ from the expected ones: " + "; ".join(parts),
         Failure.STRUCTURE,
         tolerance_ratio=float("inf"),
-        leaf=(missing or unexpected)[0],
+        # Only a path of the reference's tree: an unexpected path is text the learner's
+        # code chose, maybe from hidden inputs, and a hidden case must not carry it.
+        leaf=missing[0] if missing else None,
     )
 
 

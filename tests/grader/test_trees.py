@@ -49,6 +49,21 @@ def test_a_missing_leaf_is_a_structure_failure_that_names_it() -> None:
     assert "unexpected params/dense_0/bias" in result.reason
 
 
+def test_a_leaf_the_reference_lacks_is_never_the_named_leaf() -> None:
+    """An unexpected path is the learner's own text (it could spell out a hidden input):
+    only the sample's message lists it; the leaf a hidden case shows is the reference's."""
+    extra = tree(**{"dense_0/w": np.ones((3, 4), np.float32), "dense_0/b": np.zeros(4, np.float32),
+                    "input_was_0.123": np.zeros(1, np.float32)})  # fmt: skip
+    result = compare_output(extra, PARAMS, TOLERANCE, "params")
+    assert result.failure is Failure.STRUCTURE and result.leaf is None
+    case = CaseReport(name="h", hidden=True, verdict=Verdict.WRONG_ANSWER, failure="structure",
+                      leaf=result.leaf, message=result.reason)  # fmt: skip
+    report = GradeReport(
+        problem="p", mode="submit", verdict=Verdict.WRONG_ANSWER, score=0.0, cases=[case]
+    )
+    assert "0.123" not in learner_view(report).model_dump_json()
+
+
 def test_a_leaf_outside_the_tolerance_is_named_by_its_path() -> None:
     off = tree(
         **{"dense_0/w": np.ones((3, 4), np.float32), "dense_0/b": np.full(4, 0.5, np.float32)}
