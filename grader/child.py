@@ -258,7 +258,8 @@ class _Loaded:
         return self.function(*args)
 
 
-MAX_PRIMITIVES = 500
+MAX_PRIMITIVES = 2000  # names, nested ones (outer>inner) included
+MAX_NAME_CHARS = 100  # grader/frames.py MAX_NAME
 
 
 def primitive_names(closed_jaxpr: Any) -> set[str]:
@@ -273,7 +274,7 @@ def primitive_names(closed_jaxpr: Any) -> set[str]:
         for equation in jaxpr.eqns:
             name = str(equation.primitive.name)[:50]
             names.add(name)
-            names.update(f"{enclosing}>{name}" for enclosing in outer)
+            names.update(f"{enclosing}>{name}"[:MAX_NAME_CHARS] for enclosing in outer)
             inside = (*outer, name) if name not in outer else outer
             for param in equation.params.values():
                 for item in param if isinstance(param, tuple | list) else (param,):

@@ -54,7 +54,7 @@ def _is_invalid(spec: Any) -> bool:
     return type(spec) is dict and set(spec) == {"invalid"}
 
 
-MAX_PRIMITIVES = 500
+MAX_PRIMITIVES = 2000  # names, nested ones (outer>inner) included
 
 
 def _analysis(meta: dict[str, Any], job: Job) -> Analysis:
