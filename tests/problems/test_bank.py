@@ -36,6 +36,7 @@ def test_the_bank_holds_the_contracted_problems() -> None:
         "optax-custom-transformation",
         "optax-multisteps",
         "per-example-grads",
+        "prng-layer-init",
         "pytree-momentum-decay",
         "scan-microbatched-grads",
         "stable-logsumexp",
