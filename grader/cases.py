@@ -36,13 +36,11 @@ from typing import Any
 import numpy as np
 
 from grader.errors import ProblemError
-from grader.protocol import Abstract
+from grader.protocol import MAX_TREE_DEPTH, Abstract
 
 __all__ = ["Abstract", "Case", "CaseBank", "load_cases", "load_memory_probes"]
 
 CASE_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
-
-MAX_TREE_DEPTH = 8
 
 # A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays);
 # memory probes give arrays as Abstract shapes.

@@ -47,7 +47,6 @@ from grader.verdicts import Verdict
 
 MAX_MESSAGE_CHARS = 8000
 MAX_TRACEBACK_FRAMES = 30
-MAX_TREE_LEAVES = 256  # grader/trees.py MAX_LEAVES
 
 
 def _import_runtime() -> Any:
@@ -195,12 +194,15 @@ def tree_leaves(value: Any, max_elements: int, jax: Any) -> list[tuple[str, Conv
     """A pytree output's leaves, each named by its path (``dense_0/kernel``; the
     parent puts the output's name in front) and converted like any output."""
     flat, _treedef = jax.tree_util.tree_flatten_with_path(_plain_tree(value, jax))
-    if len(flat) > MAX_TREE_LEAVES:
+    if len(flat) > protocol.MAX_TREE_LEAVES:
         raise ValueError(
-            f"the returned tree has {len(flat)} leaves; at most {MAX_TREE_LEAVES} are allowed"
+            f"the returned tree has {len(flat)} leaves; at most {protocol.MAX_TREE_LEAVES} are allowed"
         )
     return [
-        ("/".join(_key_name(entry) for entry in path)[:300], to_array(leaf, max_elements, jax))
+        (
+            "/".join(_key_name(entry) for entry in path)[: protocol.MAX_TREE_PATH_CHARS],
+            to_array(leaf, max_elements, jax),
+        )
         for path, leaf in flat
     ]
 
@@ -258,10 +260,6 @@ class _Loaded:
         return self.function(*args)
 
 
-MAX_PRIMITIVES = 2000  # names, nested ones (outer>inner) included
-MAX_NAME_CHARS = 100  # grader/frames.py MAX_NAME
-
-
 def primitive_names(closed_jaxpr: Any) -> set[str]:
     """Every primitive in a jaxpr, nested ones included (a scan's body, a jit's
     inner jaxpr, a cond's branches), and for each nested one also
@@ -274,7 +272,9 @@ def primitive_names(closed_jaxpr: Any) -> set[str]:
         for equation in jaxpr.eqns:
             name = str(equation.primitive.name)[:50]
             names.add(name)
-            names.update(f"{enclosing}>{name}"[:MAX_NAME_CHARS] for enclosing in outer)
+            names.update(
+                f"{enclosing}>{name}"[: protocol.MAX_PRIMITIVE_CHARS] for enclosing in outer
+            )
             inside = (*outer, name) if name not in outer else outer
             for param in equation.params.values():
                 for item in param if isinstance(param, tuple | list) else (param,):
@@ -307,7 +307,9 @@ def _analyse(
     try:
         if job.trace_structure:
             traced = jax.make_jaxpr(solution.function, static_argnums=static_argnums(sample_args))
-            meta["primitives"] = sorted(primitive_names(traced(*sample_args)))[:MAX_PRIMITIVES]
+            meta["primitives"] = sorted(primitive_names(traced(*sample_args)))[
+                : protocol.MAX_PRIMITIVES
+            ]
         if job.memory_probes:
             probes = protocol.unpack_cases(list(job.memory_probes), b"", max_elements=0)
             temp: list[int] = []

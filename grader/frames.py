@@ -22,7 +22,7 @@ import numpy as np
 from grader import protocol
 from grader.job import Analysis, CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.protocol import Frame, Kind, ProtocolError
-from grader.trees import MAX_LEAVES, MAX_PATH_CHARS, Output, OutputTree
+from grader.trees import Output, OutputTree
 from grader.verdicts import Verdict
 
 log = logging.getLogger("jaxjudge.frames")
@@ -54,15 +54,14 @@ def _is_invalid(spec: Any) -> bool:
     return type(spec) is dict and set(spec) == {"invalid"}
 
 
-MAX_PRIMITIVES = 2000  # names, nested ones (outer>inner) included
-
-
 def _analysis(meta: dict[str, Any], job: Job) -> Analysis:
     primitives, temp = meta["primitives"], meta["temp_bytes"]
     if primitives is not None and (
         type(primitives) is not list
-        or len(primitives) > MAX_PRIMITIVES
-        or any(type(name) is not str or len(name) > MAX_NAME for name in primitives)
+        or len(primitives) > protocol.MAX_PRIMITIVES
+        or any(
+            type(name) is not str or len(name) > protocol.MAX_PRIMITIVE_CHARS for name in primitives
+        )
     ):
         raise ProtocolError("primitives is not a bounded list of names")
     if temp is not None and (
@@ -230,20 +229,20 @@ class FrameCollector:
         return protocol.unpack_array(spec, data, max_elements=self.max_elements)
 
     def _tree(self, spec: Any, data: bytes) -> OutputTree | str:
-        """A pytree output: at most MAX_LEAVES leaves, each {"path", "leaf"}. Two
+        """A pytree output: at most MAX_TREE_LEAVES leaves, each {"path", "leaf"}. Two
         leaves with one path (dict keys 1 and "1") make the output invalid, not the
         channel: the learner's answer is wrong, not hostile."""
         if type(spec) is not dict or set(spec) != {"tree"} or type(spec["tree"]) is not list:
             raise ProtocolError("a tree output is not {tree: [...]}")
         entries = spec["tree"]
-        if len(entries) > MAX_LEAVES:
+        if len(entries) > protocol.MAX_TREE_LEAVES:
             raise ProtocolError("a tree output has too many leaves")
         paths: list[str] = []
         leaves: list[np.ndarray[Any, Any] | str] = []
         for entry in entries:
             if type(entry) is not dict or set(entry) != {"path", "leaf"}:
                 raise ProtocolError("a tree leaf is not {path, leaf}")
-            paths.append(_text(entry, "path", MAX_PATH_CHARS))
+            paths.append(_text(entry, "path", protocol.MAX_TREE_PATH_CHARS))
             leaves.append(self._leaf(entry["leaf"], data))
         if len(set(paths)) != len(paths):
             repeated = next(p for p in paths if paths.count(p) > 1)

@@ -250,6 +250,11 @@ class Abstract:
 # or (memory probes only) an Abstract shape.
 Argument = float | np.ndarray[Any, Any] | dict[str, Any] | Abstract
 MAX_TREE_DEPTH = 8
+# Limits the child keeps to and the parent enforces (grader/child.py, grader/frames.py).
+MAX_TREE_LEAVES = 256  # leaves of one pytree output
+MAX_TREE_PATH_CHARS = 300  # a leaf's path
+MAX_PRIMITIVES = 2000  # primitive names in an ANALYSIS frame, nested ones (outer>inner) included
+MAX_PRIMITIVE_CHARS = 100  # one such name
 
 
 def _tree_leaves(tree: dict[str, Any], prefix: str = "") -> list[tuple[str, np.ndarray[Any, Any]]]:

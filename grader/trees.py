@@ -28,9 +28,6 @@ import numpy as np
 
 from grader.compare import Comparison, Failure, Tolerance, compare
 
-MAX_LEAVES = 256
-MAX_PATH_CHARS = 300
-
 
 @dataclass(frozen=True)
 class OutputTree:

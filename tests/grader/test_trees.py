@@ -20,9 +20,9 @@ from grader.errors import ProblemError
 from grader.feedback import learner_view
 from grader.frames import FrameCollector
 from grader.job import Job, Solution
-from grader.protocol import Kind
+from grader.protocol import MAX_TREE_LEAVES, Kind
 from grader.report import CaseReport, GradeReport
-from grader.trees import MAX_LEAVES, OutputTree, compare_output
+from grader.trees import OutputTree, compare_output
 from grader.verdicts import Verdict
 
 TOLERANCE = Tolerance(rtol=1e-5, atol=1e-6)
@@ -139,7 +139,7 @@ def test_a_bare_array_in_a_tree_output_is_one_leaf_with_an_empty_path() -> None:
 
 def test_too_many_leaves_is_refused_in_the_child() -> None:
     with pytest.raises(ValueError, match="leaves"):
-        tree_leaves([jnp.ones(1)] * (MAX_LEAVES + 1), max_elements=10_000, jax=jax)
+        tree_leaves([jnp.ones(1)] * (MAX_TREE_LEAVES + 1), max_elements=10_000, jax=jax)
 
 
 TREE_JOB = Job(
@@ -190,7 +190,7 @@ def test_two_leaves_at_one_path_make_the_answer_invalid_not_the_channel() -> Non
         [{"tree": [{"path": "w"}]}],
         [{"tree": "w"}],
         [{"tree": [{"path": 3, "leaf": {"invalid": "x"}}]}],
-        [{"tree": [{"path": "w", "leaf": {"invalid": "x"}}] * (MAX_LEAVES + 1)}],
+        [{"tree": [{"path": "w", "leaf": {"invalid": "x"}}] * (MAX_TREE_LEAVES + 1)}],
         [{"dtype": "float32", "shape": [], "offset": 0, "nbytes": 4}],  # an array, not a tree
     ],
 )
