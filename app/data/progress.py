@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from app.data import catalog
 from app.models import ProblemMark, Submission, User
 from grader.problem import Problem
 from grader.verdicts import Mode, Verdict
@@ -96,6 +97,12 @@ class TrackProgress:
     def next_problem(self) -> Problem | None:
         """The first problem, by position, neither solved nor marked complete."""
         return next((p.problem for p in self.problems if not p.done), None)
+
+
+def live_tracks(*, session: Session, user: User) -> list[TrackProgress]:
+    """Every published problem, grouped by track, with ``user``'s progress."""
+    problems = [problem for _version, problem in catalog.live_problems(session)]
+    return tracks(session=session, user=user, problems=problems)
 
 
 def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[TrackProgress]:

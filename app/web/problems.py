@@ -40,20 +40,19 @@ def _stylesheet(text: str) -> Response:
     return Response(text, media_type="text/css", headers={"Cache-Control": "max-age=86400"})
 
 
-def _tracks(session: SessionDep, user: User) -> list[progress.TrackProgress]:
-    problems = [problem for _version, problem in catalog.live_problems(session)]
-    return progress.tracks(session=session, user=user, problems=problems)
-
-
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    return page(request, "problems.html", user, tracks=_tracks(session, user))
+    return page(
+        request, "problems.html", user, tracks=progress.live_tracks(session=session, user=user)
+    )
 
 
 @router.get("/tracks/{track}", response_class=HTMLResponse)
 def track_page(track: str, request: Request, session: SessionDep, user: SignedInUser) -> Response:
     """One track: each problem's status, the learner's progress, what to do next."""
-    found = next((t for t in _tracks(session, user) if t.track == track), None)
+    found = next(
+        (t for t in progress.live_tracks(session=session, user=user) if t.track == track), None
+    )
     if found is None:
         raise NotFoundError(f"No track {track!r}.")
     return page(request, "track.html", user, track=found)

@@ -8,18 +8,12 @@ from fastapi import APIRouter, HTTPException, Response, status
 from app.api.deps import CurrentUser, SessionDep
 from app.core.markdown import render_markdown
 from app.data import catalog, hints, progress
-from app.models import User
 from app.schemas import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
 tracks_router = APIRouter(prefix="/api/tracks", tags=["problems"])
 CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_complete"}
-
-
-def _tracks(session: SessionDep, user: User) -> list[progress.TrackProgress]:
-    problems = [problem for _version, problem in catalog.live_problems(session)]
-    return progress.tracks(session=session, user=user, problems=problems)
 
 
 @router.get("", response_model=ProblemsPublic)
@@ -32,7 +26,7 @@ def list_problems(user: CurrentUser, session: SessionDep) -> ProblemsPublic:
             marked_complete=item.marked,
             **item.problem.config.model_dump(include=CONFIG_FIELDS),
         )
-        for track in _tracks(session, user)
+        for track in progress.live_tracks(session=session, user=user)
         for item in track.problems
     ]
     return ProblemsPublic(data=data, count=len(data))
@@ -52,7 +46,7 @@ def list_tracks(user: CurrentUser, session: SessionDep) -> TracksPublic:
                 percent_done=t.percent_done,
                 next_problem=t.next_problem.slug if t.next_problem else None,
             )
-            for t in _tracks(session, user)
+            for t in progress.live_tracks(session=session, user=user)
         ]
     )
 
