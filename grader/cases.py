@@ -19,6 +19,17 @@ are Python floats (the learner's function casts them), arrays are float32
 numpy arrays (the child hands them to the learner as float32 ``jax.Array``s),
 and a pytree argument (parameters, gradients) is a dict with string keys (no "/") whose
 values are float32 arrays or further such dicts, at most ``MAX_TREE_DEPTH`` deep.
+
+Two more functions a ``cases.py`` may define:
+
+- ``memory_probes()``: cases at growing batch sizes for a memory budget
+  (grader/requirements.py). They run with the samples, before any hidden input,
+  are graded like every case, and the temporary bytes of the programs that
+  answered them are what the budget compares; their inputs are the same for
+  every submission (they measure memory, not correctness).
+- ``regimes()``: for each regime problem.toml promises, a predicate on a case's
+  arguments (a dict) that says whether the case exercises it. `jaxjudge check`
+  fails when some variant has no hidden case in a promised regime.
 """
 
 from __future__ import annotations
@@ -28,34 +39,41 @@ import inspect
 import re
 import sys
 import traceback
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from grader.errors import ProblemError
-from grader.protocol import MAX_TREE_DEPTH, Abstract
+from grader.protocol import MAX_TREE_DEPTH
 
-__all__ = ["Abstract", "Case", "CaseBank", "load_cases", "load_memory_probes"]
+__all__ = ["Case", "CaseBank", "Regime", "load_cases", "load_regimes"]
 
 CASE_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
-# A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays);
-# memory probes give arrays as Abstract shapes.
-Argument = float | np.ndarray[Any, np.dtype[np.float32]] | dict[str, Any] | Abstract
+# A float, a float32 array, or a dict of str -> (array | dict) (a pytree of arrays).
+Argument = float | np.ndarray[Any, np.dtype[np.float32]] | dict[str, Any]
+# Whether a case's arguments (by name) exercise one regime (cases.py ``regimes()``).
+Regime = Callable[[dict[str, Argument]], bool]
 
 
 @dataclass(frozen=True)
 class Case:
     """One named test case. ``sample`` cases are shown to learners with their
-    inputs and expected outputs; hidden ones reveal neither."""
+    inputs and expected outputs; hidden ones reveal neither. A ``probe`` (set by the
+    loader for ``memory_probes()``) runs with the samples and measures memory."""
 
     name: str
     args: dict[str, Argument]
     sample: bool = False
     note: str = field(default="", compare=False)
+    probe: bool = False
+
+    @property
+    def hidden(self) -> bool:
+        return not (self.sample or self.probe)
 
 
 def _check_argument(path: Path, case: Case, name: str, value: object, depth: int = 0) -> None:
@@ -98,21 +116,10 @@ def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) ->
             raise ProblemError(
                 path, "cases()", f"yielded {type(case).__name__}, expected grader.cases.Case"
             )
-        if not CASE_NAME.match(case.name):
-            raise ProblemError(
-                path, f"case {case.name!r}", "names are lowercase words joined by - or _"
-            )
+        _validate_case(path, case, arguments)
         if case.name in seen:
             raise ProblemError(path, f"case {case.name!r}", "duplicate case name")
         seen.add(case.name)
-        if list(case.args) != arguments:
-            raise ProblemError(
-                path,
-                f"case {case.name!r}",
-                f"arguments {list(case.args)} do not match problem.toml arguments {arguments} (same names, same order)",
-            )
-        for name, value in case.args.items():
-            _check_argument(path, case, name, value)
         validated.append(case)
     if not any(case.sample for case in validated):
         raise ProblemError(path, "cases()", "at least one case must be a sample (sample=True)")
@@ -130,7 +137,7 @@ def same_value(a: Argument, b: Argument) -> bool:
             and all(same_value(a[key], b[key]) for key in a)
         )
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
-        return bool(a == b)  # floats, Abstract shapes
+        return bool(a == b)  # floats
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
@@ -141,7 +148,7 @@ def argument_signature(value: Argument) -> object:
         return tuple((key, argument_signature(item)) for key, item in sorted(value.items()))
     if isinstance(value, float):
         return "float"
-    return tuple(value.shape)  # an array or an Abstract shape
+    return tuple(value.shape)
 
 
 def _same_kind(a: Argument, b: Argument) -> bool:
@@ -150,10 +157,17 @@ def _same_kind(a: Argument, b: Argument) -> bool:
 
 @dataclass(frozen=True)
 class CaseBank:
-    """A problem's cases: the samples, and the hidden cases of every variant."""
+    """A problem's cases: the samples, the hidden cases of every variant, and the
+    memory probes (which run with the samples)."""
 
     samples: tuple[Case, ...]
     hidden: tuple[tuple[Case, ...], ...]  # hidden[variant]
+    probes: tuple[Case, ...] = ()
+
+    @property
+    def first_phase(self) -> tuple[Case, ...]:
+        """What runs before any hidden input reaches a child: samples, then probes."""
+        return self.samples + self.probes
 
     @property
     def variants(self) -> int:
@@ -163,16 +177,18 @@ class CaseBank:
         return self.hidden[variant]
 
     def keyed(self) -> list[tuple[str, Case]]:
-        """Every distinct case with its key: samples once, each variant's hidden cases."""
-        keyed = [(case.name, case) for case in self.samples]
+        """Every distinct case with its key: samples and probes once, then each
+        variant's hidden cases."""
+        keyed = [(case.name, case) for case in self.first_phase]
         for variant, cases in enumerate(self.hidden):
             keyed += [(case_key(case, variant), case) for case in cases]
         return keyed
 
 
 def case_key(case: Case, variant: int) -> str:
-    """How trusted outputs are filed: a sample by name, a hidden case by name and variant."""
-    return case.name if case.sample else f"{case.name}@{variant}"
+    """How trusted outputs are filed: a sample or probe by name, a hidden case by name
+    and variant."""
+    return f"{case.name}@{variant}" if case.hidden else case.name
 
 
 def _bank(path: Path, generated: list[list[Case]]) -> CaseBank:
@@ -260,8 +276,11 @@ def _call_author_code(path: Path, name: str, call: Any) -> Any:
         sys.modules.pop(module_name, None)
 
 
-def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
-    """Import ``cases.py`` (trusted author code) and validate every variant it generates."""
+def load_cases(
+    path: Path, arguments: list[str], variants: int, *, with_probes: bool = False
+) -> CaseBank:
+    """Import ``cases.py`` (trusted author code) and validate every variant it generates,
+    and its memory probes when ``with_probes``."""
 
     def generate_all(module: Any) -> list[list[Case]]:
         generate = getattr(module, "cases", None)
@@ -271,15 +290,24 @@ def load_cases(path: Path, arguments: list[str], variants: int) -> CaseBank:
         return [list(generate(seed)) for seed in range(variants)]
 
     generated = _call_author_code(path, "cases", generate_all)
-    return _bank(path, [validate_cases(path, cases, arguments) for cases in generated])
+    bank = _bank(path, [validate_cases(path, cases, arguments) for cases in generated])
+    if not with_probes:
+        return bank
+    probes = _load_memory_probes(path, arguments)
+    taken = {case.name for case in bank.samples + bank.hidden[0]}
+    for probe in probes:
+        if probe.name in taken:
+            raise ProblemError(path, f"probe {probe.name!r}", "a probe needs a name of its own")
+        taken.add(probe.name)
+    return CaseBank(bank.samples, bank.hidden, probes)
 
 
 MIN_MEMORY_PROBES = 2
 
 
-def load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
-    """``memory_probes()`` of cases.py: cases whose arrays are ``Abstract`` shapes, from the
-    smallest batch to the largest (a memory budget compares the last with the first)."""
+def _load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
+    """``memory_probes()`` of cases.py: cases from the smallest batch to the largest (a
+    memory budget compares the last with the first), the same for every submission."""
 
     def generate(module: Any) -> list[object]:
         probes = getattr(module, "memory_probes", None)
@@ -292,19 +320,64 @@ def load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
     probes = _call_author_code(path, "memory_probes", generate)
     if len(probes) < MIN_MEMORY_PROBES:
         raise ProblemError(path, "memory_probes()", f"give at least {MIN_MEMORY_PROBES} probes")
+    validated = []
     for probe in probes:
-        if not isinstance(probe, Case) or list(probe.args) != arguments:
+        if not isinstance(probe, Case) or probe.sample:
             raise ProblemError(
-                path, "memory_probes()", f"each probe is a Case with the arguments {arguments}"
+                path, "memory_probes()", "each probe is a Case (not a sample) with real inputs"
             )
-        for name, value in probe.args.items():
-            if not (type(value) is float or isinstance(value, Abstract)):
-                raise ProblemError(
-                    path,
-                    f"probe {probe.name!r}, argument {name!r}",
-                    "probe arguments are Python floats or Abstract(shape)",
-                )
-    return tuple(probes)
+        _validate_case(path, probe, arguments)
+        validated.append(replace(probe, probe=True))
+    return tuple(validated)
+
+
+def _validate_case(path: Path, case: Case, arguments: list[str]) -> None:
+    """One case's name and arguments."""
+    if not CASE_NAME.match(case.name):
+        raise ProblemError(
+            path, f"case {case.name!r}", "names are lowercase words joined by - or _"
+        )
+    if list(case.args) != arguments:
+        raise ProblemError(
+            path,
+            f"case {case.name!r}",
+            f"arguments {list(case.args)} do not match problem.toml arguments {arguments} (same names, same order)",
+        )
+    for name, value in case.args.items():
+        _check_argument(path, case, name, value)
+
+
+def load_regimes(path: Path) -> dict[str, Regime]:
+    """``regimes()`` of cases.py: each promised regime's name and its predicate (none
+    when cases.py has no ``regimes``)."""
+
+    def generate(module: Any) -> dict[str, Regime]:
+        regimes = getattr(module, "regimes", None)
+        if regimes is None:
+            return {}
+        found = regimes() if callable(regimes) else None
+        if not isinstance(found, dict) or not all(
+            isinstance(name, str) and callable(test) for name, test in found.items()
+        ):
+            raise ProblemError(
+                path, "regimes()", "regimes() returns a dict of name -> predicate(args)"
+            )
+        return found
+
+    regimes: dict[str, Regime] = _call_author_code(path, "regimes", generate)
+    return regimes
+
+
+def in_regime(path: Path, name: str, test: Regime, case: Case) -> bool:
+    """Whether ``case`` exercises the regime; an error is the folder's, naming both."""
+    try:
+        return bool(test(dict(case.args)))
+    except Exception as error:
+        raise ProblemError(
+            path,
+            f"regimes()[{name!r}]",
+            f"raised {type(error).__name__} on case {case.name!r}: {error}",
+        ) from None
 
 
 def _require_seed_parameter(path: Path, generate: Any) -> None:

@@ -54,6 +54,7 @@ class CgroupLayout:
     memory_dir: Path
     moved_service: bool = False  # v2: our processes were moved into a leaf
     cpu_dir: Path | None = None  # where CPU shares are set, where the host allows it
+    cpuacct_dir: Path | None = None  # v1: where CPU time is counted (v2: memory_dir's cpu.stat)
 
     def describe(self) -> str:
         where = self.memory_dir if self.version == 2 else f"{self.memory_dir}, {self.pids_dir}"
@@ -61,7 +62,9 @@ class CgroupLayout:
             f" (this service's processes moved into {SERVICE_LEAF})" if self.moved_service else ""
         )
         shares = ", CPU shares (waiting children yield to gradings)" if self.cpu_dir else ""
-        return f"cgroup v{self.version} under {where}{moved}{shares}"
+        counted = self.version == 2 or self.cpuacct_dir is not None
+        cpu = ", CPU time per sandbox" if counted else ", CPU time from /proc (no cpuacct)"
+        return f"cgroup v{self.version} under {where}{moved}{shares}{cpu}"
 
 
 def process_tag(pid: int) -> str | None:
@@ -152,11 +155,21 @@ def _v1_layout() -> CgroupLayout | None:
             return None
         dirs.append(base)
     memory, pids = dirs
-    cpu = ROOT / "cpu" / _own_path("cpu") / GROUP
-    with contextlib.suppress(OSError):
-        cpu.mkdir(exist_ok=True)
-    usable = (ROOT / "cpu" / "cgroup.procs").is_file() and os.access(cpu, os.W_OK)
-    return CgroupLayout(1, pids, memory, cpu_dir=cpu if usable else None)
+    return CgroupLayout(
+        1, pids, memory, cpu_dir=_v1_optional("cpu"), cpuacct_dir=_v1_optional("cpuacct")
+    )
+
+
+def _v1_optional(controller: str) -> Path | None:
+    """Our group in a v1 hierarchy we can do without (CPU shares, CPU time), if usable.
+    Resolved: ``cpu`` and ``cpuacct`` are often one hierarchy under two names."""
+    try:
+        base = (ROOT / controller / _own_path(controller) / GROUP).resolve()
+        base.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    usable = (ROOT / controller / "cgroup.procs").is_file() and os.access(base, os.W_OK)
+    return base if usable else None
 
 
 def _remove_stale(base: Path) -> None:
@@ -196,15 +209,21 @@ def detect() -> CgroupLayout | None:
         layout = _v2_layout() or _v1_layout()
         if layout is None:
             return None
-        for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir}:
+        for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir, layout.cpuacct_dir}:
             if base is not None:
                 _remove_stale(base)
+        own = {
+            base: _own_subgroup(base, layout.version)
+            for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir, layout.cpuacct_dir}
+            if base is not None
+        }
         return CgroupLayout(
             layout.version,
-            _own_subgroup(layout.pids_dir, layout.version),
-            _own_subgroup(layout.memory_dir, layout.version),
+            own[layout.pids_dir],
+            own[layout.memory_dir],
             layout.moved_service,
-            _own_subgroup(layout.cpu_dir, layout.version) if layout.cpu_dir else None,
+            own[layout.cpu_dir] if layout.cpu_dir else None,
+            own[layout.cpuacct_dir] if layout.cpuacct_dir else None,
         )
     except OSError as error:
         log.warning("no usable cgroup for sandboxes: %s", error)
@@ -221,6 +240,7 @@ class SandboxCgroup:
         self.pids = layout.pids_dir / name
         self.memory = layout.memory_dir / name
         self.cpu = layout.cpu_dir / name if layout.cpu_dir else None
+        self.cpuacct = layout.cpuacct_dir / name if layout.cpuacct_dir else None
         for path in self._groups():
             path.mkdir()
         self.set_busy(False)
@@ -232,19 +252,45 @@ class SandboxCgroup:
         self.set_memory_limit(memory_bytes)
 
     def _groups(self) -> list[Path]:
-        return sorted({self.pids, self.memory} | ({self.cpu} if self.cpu else set()))
+        optional = {path for path in (self.cpu, self.cpuacct) if path is not None}
+        return sorted({self.pids, self.memory} | optional)
 
-    def set_busy(self, busy: bool) -> None:
+    def set_busy(self, busy: bool, *, boosted: bool = False) -> None:
         """CPU shares: a waiting child (starting, importing, warming up) yields the CPU to
-        gradings under way; a child with a job gets a full share. Only where the host
-        delegates the cpu controller; elsewhere every child competes equally."""
+        gradings under way; a child with a job gets a full share, and one confirming a
+        time-out on a busy machine (grader/timing.py) many. Only where the host delegates
+        the cpu controller; elsewhere every child competes equally."""
         if self.cpu is None:
             return
+        weights = {"idle": ("1", "16"), "busy": ("100", "1024"), "boosted": ("10000", "262144")}
+        v2, v1 = weights["boosted" if boosted else "busy" if busy else "idle"]
         with contextlib.suppress(OSError):
             if self.layout.version == 2:
-                (self.cpu / "cpu.weight").write_text("100" if busy else "1")
+                (self.cpu / "cpu.weight").write_text(v2)
             else:
-                (self.cpu / "cpu.shares").write_text("1024" if busy else "16")
+                (self.cpu / "cpu.shares").write_text(v1)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time of everything in the sandbox so far (None where it is not counted)."""
+        try:
+            if self.layout.version == 2:
+                for line in (self.memory / "cpu.stat").read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+                return None
+            if self.cpuacct is None:
+                return None
+            return int((self.cpuacct / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError):
+            return None
+
+    def threads(self) -> list[int]:
+        """Every thread in the sandbox now."""
+        name = "cgroup.threads" if self.layout.version == 2 else "tasks"
+        try:
+            return [int(tid) for tid in (self.pids / name).read_text().split()]
+        except (OSError, ValueError):
+            return []
 
     def set_memory_limit(self, memory_bytes: int) -> None:
         """Everything in the sandbox together, tmpfs pages included; no swap."""

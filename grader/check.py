@@ -17,14 +17,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import expected
+from grader import calibration, expected
 from grader.cases import case_key, load_cases, same_value
 from grader.errors import ProblemError
 from grader.expected import Outputs
 from grader.grade import grade
 from grader.problem import Problem, load_problem
-from grader.requirements import unmet_requirement
 from grader.scaffold import leftover_todos
+from grader.timing import BACKSTOP_FACTOR, TimeLimits
 from grader.trees import compare_output
 from grader.verdicts import Verdict, headline
 
@@ -48,7 +48,10 @@ class CheckResult:
 
 def _cases_deterministic(problem: Problem) -> str | None:
     again = load_cases(
-        problem.folder / "cases.py", problem.config.arguments, problem.config.variants
+        problem.folder / "cases.py",
+        problem.config.arguments,
+        problem.config.variants,
+        with_probes=problem.config.memory_budget is not None,
     )
     for (key, first), (_, second) in zip(problem.case_bank.keyed(), again.keyed(), strict=True):
         for name, value in first.args.items():
@@ -93,7 +96,7 @@ def _check_mistakes(
         )
     for mistake in problem.mistakes:
         where = f"mistakes/{mistake.name}.py"
-        unmet = unmet_requirement(problem, trusted.analyses.get(mistake.name))
+        unmet = trusted.unmet.get(mistake.name)
         if unmet:  # its outputs may be right; how it computes them is not
             result.notes.append(
                 f"{where}: rejected on all {problem.case_bank.variants} variants by the"
@@ -163,10 +166,27 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
     result.timings["reference and mistakes"] = trusted.seconds
     _check_mistakes(problem, trusted, result)
 
-    reference_report = grade(
-        problem, problem.reference_source, device=device, trusted=trusted, variant=0
+    # The reference graded as a submission, with no CPU limit: its CPU time calibrates
+    # the problem's limits on this machine (grader/calibration.py).
+    wall = max(
+        problem.config.limits.wall_seconds, BACKSTOP_FACTOR * problem.config.limits.cpu_seconds
     )
-    result.timings["reference graded"] = reference_report.seconds
+    reference_report = grade(
+        problem,
+        problem.reference_source,
+        device=device,
+        trusted=trusted,
+        variant=0,
+        limits=TimeLimits(None, 2 * wall),
+    )
+    if reference_report.accepted and reference_report.cpu_seconds is not None:
+        limits = calibration.store(problem, device, reference_report.cpu_seconds).limits(problem)
+        result.notes.append(
+            f"limits: the reference used {reference_report.cpu_seconds:.2f} s of CPU graded as a"
+            f" submission; learners get {limits.cpu_seconds:g} s of CPU, {limits.wall_seconds:g} s"
+            " of wall clock"
+        )
+    result.timings["reference graded"] = reference_report.seconds or 0.0
     if not reference_report.accepted:
         failing = next(
             (c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None
@@ -191,7 +211,7 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
             result.notes.append("reference: accepted; two runs agree")
 
     starter_report = grade(problem, problem.starter, device=device, trusted=trusted, variant=0)
-    result.timings["starter graded"] = starter_report.seconds
+    result.timings["starter graded"] = starter_report.seconds or 0.0
     if starter_report.accepted:
         result.errors.append(
             "starter.py: the starter is accepted as it is; it must leave the work to the learner"

@@ -57,7 +57,26 @@ def _import_runtime() -> Any:
     from flax import nnx  # noqa: F401
     from flax.training import train_state  # noqa: F401
 
+    _TOOLS.update(_analysis_tools(jax))
     return jax
+
+
+# What programs are compiled and analysed with, taken before any learner code runs:
+# a module that replaces ``jax.jit`` or ``Compiled.memory_analysis`` afterwards
+# changes its own view of them, not ours (docs/security.md says what remains).
+_TOOLS: dict[str, Any] = {}
+
+
+def _analysis_tools(jax: Any) -> dict[str, Any]:
+    from jax._src.interpreters import partial_eval
+
+    return {
+        "jit": jax.jit,
+        "memory_analysis": jax.stages.Compiled.memory_analysis,
+        "dce": partial_eval.dce_jaxpr,
+        "block": jax.block_until_ready,
+        "flatten": jax.tree_util.tree_flatten,
+    }
 
 
 class _Channel:
@@ -152,8 +171,8 @@ def to_array(value: Any, max_elements: int, jax: Any) -> Converted:
         message = f"the returned {type(value).__name__} could not be converted to an array: {_safe_str(error)}"
         return Converted(None, message, Verdict.WRONG_ANSWER)
     array = array.view(np.ndarray) if type(array) is not np.ndarray else array
-    if array.size > max_elements:
-        message = f"too large: {array.size} elements (the limit is {max_elements})"
+    if protocol.oversized_dimensions(array.shape, max_elements):
+        message = f"too large: shape {array.shape} (at most {max_elements} elements, counting the non-zero dimensions of an empty array)"
         return Converted(None, message, Verdict.OUTPUT_LIMIT_EXCEEDED)
     if array.dtype.name not in protocol.WIRE_DTYPES:
         if np.issubdtype(array.dtype, np.floating) or jax.numpy.issubdtype(
@@ -230,51 +249,128 @@ def static_argnums(args: Sequence[Any]) -> tuple[int, ...]:
     return tuple(i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer())
 
 
+def _signature(args: Sequence[Any], static: tuple[int, ...]) -> Any:
+    """What one compiled program serves: the static values, the tree structure and
+    each dynamic leaf's shape and dtype (a Python float traces as a weak scalar)."""
+    dynamic = [arg for i, arg in enumerate(args) if i not in static]
+    leaves, treedef = _TOOLS["flatten"](dynamic)
+    shapes = tuple(
+        (tuple(np.shape(leaf)), str(getattr(leaf, "dtype", type(leaf).__name__))) for leaf in leaves
+    )
+    return static, tuple(args[i] for i in static), treedef, shapes
+
+
+@dataclass
+class _Program:
+    """One program a solution answers cases with: the executable of one trace (what
+    was analysed is what runs), or ``executable`` None: op by op."""
+
+    index: int
+    executable: Any = None
+    static: tuple[int, ...] = ()
+
+
 @dataclass
 class _Loaded:
     """A solution's entry point and how it is called.
 
-    ``compiled``: call it through ``jax.jit``, integral float arguments static (a seed,
-    a count: Python code may branch on them), everything else traced, so that a case
-    costs one compilation instead of one per primitive; cases that share shapes and
-    static values share it. The first time that fails for any reason (Python code
-    that needs concrete values, a non-array result, an error), the solution runs
-    eagerly from then on, that case included, and what happens eagerly is its result.
+    ``compiled``: call it as a compiled program, integral float arguments static (a
+    seed, a count: Python code may branch on them), everything else traced, so that a
+    case costs one compilation instead of one per primitive; cases that share shapes
+    and static values share it. Each program is traced once, its jaxpr read, and the
+    executable of that very trace answers every case of its shape group
+    (``jit(f).trace(...).lower().compile()``): what is analysed is what answers. The
+    first time compiling or running fails for any reason (Python code that needs
+    concrete values, a non-array result, an error), the solution runs eagerly from
+    then on, that case included, and what happens eagerly is its result. With
+    ``job.analysed`` each program is announced in an ANALYSIS frame (the eager one
+    with why it could not be compiled).
     """
 
     index: int
     filename: str
     function: Any
     compiled: bool = True
-    jitted: dict[tuple[int, ...], Any] = field(default_factory=dict)
+    programs: dict[Any, _Program] = field(default_factory=dict)
+    eager: _Program | None = None
+    count: int = 0  # programs numbered so far
 
-    def call(self, args: list[Any], jax: Any) -> Any:
-        if self.compiled:
-            static = static_argnums(args)
-            if static not in self.jitted:
-                self.jitted[static] = jax.jit(self.function, static_argnums=static)
+    def _number(self) -> int:
+        if self.count >= protocol.MAX_PROGRAMS:
+            raise RuntimeError(f"a solution may compile at most {protocol.MAX_PROGRAMS} programs")
+        self.count += 1
+        return self.count - 1
+
+    def _program_for(self, args: list[Any], job: JobMessage, channel: _Channel) -> _Program:
+        static = static_argnums(args)
+        key = _signature(args, static)
+        program = self.programs.get(key)
+        if program is None:
+            traced = _TOOLS["jit"](self.function, static_argnums=static).trace(*args)
+            executable = traced.lower().compile()
+            program = _Program(self._number(), executable, static)
+            if job.analysed:
+                _announce(channel, self.index, program.index, traced.jaxpr, executable)
+            self.programs[key] = program
+        return program
+
+    def _eager_program(
+        self, error: BaseException | None, job: JobMessage, channel: _Channel
+    ) -> int:
+        if self.eager is None:
+            self.eager = _Program(self._number())
+            if job.analysed:
+                why = "" if error is None else _formatted_exception(error)
+                meta = {"primitives": None, "temp_bytes": None, "error": why[:MAX_ANALYSIS_ERROR]}
+                channel.send(
+                    Kind.ANALYSIS, {"solution": self.index, "program": self.eager.index, **meta}
+                )
+        return self.eager.index
+
+    def call(
+        self, args: list[Any], job: JobMessage, channel: _Channel, *, compile_it: bool
+    ) -> tuple[Any, int]:
+        """The entry point's value for ``args``, and the number of the program that
+        computed it."""
+        error: BaseException | None = None
+        if self.compiled and compile_it:
             try:
-                return jax.block_until_ready(self.jitted[static](*args))
-            except Exception:
-                self.compiled = False
-        return self.function(*args)
+                program = self._program_for(args, job, channel)
+                dynamic = [arg for i, arg in enumerate(args) if i not in program.static]
+                return _TOOLS["block"](program.executable(*dynamic)), program.index
+            except Exception as failure:
+                self.compiled, error = False, failure
+        number = self._eager_program(error, job, channel)
+        return self.function(*args), number
 
 
-def primitive_names(closed_jaxpr: Any) -> set[str]:
-    """Every primitive in a jaxpr, nested ones included (a scan's body, a jit's
-    inner jaxpr, a cond's branches), and for each nested one also
-    ``outer>inner`` for every primitive it is nested in (``scan>psum``: a psum
-    inside a scan's body, at any depth)."""
-    names: set[str] = set()
-    pending: list[tuple[Any, tuple[str, ...]]] = [(closed_jaxpr.jaxpr, ())]
+MAX_ANALYSIS_ERROR = 2000
+
+
+def _dead_code_removed(closed_jaxpr: Any) -> Any:
+    """The jaxpr without the equations whose results are never used: a ``lax.scan``
+    beside the loop that really computes the answer is not a scan that computes it."""
+    jaxpr = closed_jaxpr.jaxpr
+    try:
+        pruned, _used_inputs = _TOOLS["dce"](jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
+        return pruned
+    except Exception:  # a primitive without a rule for it: read the jaxpr whole
+        return jaxpr
+
+
+def primitive_counts(jaxpr: Any) -> dict[str, int]:
+    """How often each primitive occurs in a jaxpr, nested ones included (a scan's body,
+    a jit's inner jaxpr, a cond's branches), and for each nested one also
+    ``outer>inner`` for every distinct primitive it is nested in (``scan>psum``: a
+    psum inside a scan's body, at any depth). Equations in the program, not executions."""
+    counts: dict[str, int] = {}
+    pending: list[tuple[Any, tuple[str, ...]]] = [(jaxpr, ())]
     while pending:
-        jaxpr, outer = pending.pop()
-        for equation in jaxpr.eqns:
+        current, outer = pending.pop()
+        for equation in current.eqns:
             name = str(equation.primitive.name)[:50]
-            names.add(name)
-            names.update(
-                f"{enclosing}>{name}"[: protocol.MAX_PRIMITIVE_CHARS] for enclosing in outer
-            )
+            for key in (name, *(f"{o}>{name}"[: protocol.MAX_PRIMITIVE_CHARS] for o in outer)):
+                counts[key] = counts.get(key, 0) + 1
             inside = (*outer, name) if name not in outer else outer
             for param in equation.params.values():
                 for item in param if isinstance(param, tuple | list) else (param,):
@@ -282,49 +378,28 @@ def primitive_names(closed_jaxpr: Any) -> set[str]:
                         pending.append((item.jaxpr, inside))
                     elif hasattr(item, "eqns"):  # Jaxpr
                         pending.append((item, inside))
-    return names
+    return counts
 
 
-def _abstract(value: Any, jax: Any) -> Any:
-    if isinstance(value, protocol.Abstract):
-        return jax.ShapeDtypeStruct(value.shape, jax.numpy.float32)
-    return value
-
-
-def _analyse(
-    channel: _Channel, solution: _Loaded, sample_args: list[Any], job: JobMessage, jax: Any
-) -> None:
-    """What requirements are checked on (grader/requirements.py): the primitives of the
-    function traced on the first sample, and the temporary bytes XLA's memory analysis
-    gives for it compiled at each memory probe's shapes. Only samples and probe shapes
-    are in this process yet, so an error's message is the learner's to see."""
-    meta: dict[str, Any] = {
-        "solution": solution.index,
-        "primitives": None,
-        "temp_bytes": None,
-        "error": "",
-    }
+def _announce(channel: _Channel, solution: int, program: int, jaxpr: Any, executable: Any) -> None:
+    """One ANALYSIS frame: what the program is made of, and its temporary memory."""
+    counts = primitive_counts(_dead_code_removed(jaxpr))
+    names = sorted(counts)[: protocol.MAX_PRIMITIVES]
     try:
-        if job.trace_structure:
-            traced = jax.make_jaxpr(solution.function, static_argnums=static_argnums(sample_args))
-            meta["primitives"] = sorted(primitive_names(traced(*sample_args)))[
-                : protocol.MAX_PRIMITIVES
-            ]
-        if job.memory_probes:
-            probes = protocol.unpack_cases(list(job.memory_probes), b"", max_elements=0)
-            temp: list[int] = []
-            for probe in probes:
-                args = [_abstract(value, jax) for value in probe]
-                compiled = jax.jit(solution.function, static_argnums=static_argnums(args))
-                analysis = compiled.lower(*args).compile().memory_analysis()
-                if analysis is None:  # a backend without memory analysis: not measured
-                    break
-                temp.append(int(analysis.temp_size_in_bytes))
-            else:
-                meta["temp_bytes"] = temp
-    except BaseException as error:
-        meta["error"] = _formatted_exception(error)[:2000]
-    channel.send(Kind.ANALYSIS, meta)
+        analysis = _TOOLS["memory_analysis"](executable)
+        temp = None if analysis is None else int(analysis.temp_size_in_bytes)
+    except Exception:  # a backend without memory analysis: not measured
+        temp = None
+    channel.send(
+        Kind.ANALYSIS,
+        {
+            "solution": solution,
+            "program": program,
+            "primitives": [[n, min(counts[n], protocol.MAX_PRIMITIVE_COUNT)] for n in names],
+            "temp_bytes": temp if temp is not None and 0 <= temp < 1 << 50 else None,
+            "error": "",
+        },
+    )
 
 
 def _run_case(
@@ -335,10 +410,13 @@ def _run_case(
     job: JobMessage,
     jax: Any,
 ) -> None:
-    where = {"solution": solution.index, "case": case_index}
+    where: dict[str, Any] = {"solution": solution.index, "case": case_index, "program": None}
     started = time.perf_counter()
+    compile_it = job.compiled or case_index < job.compile_first
     try:
-        value = solution.call(args, jax)
+        value, program = solution.call(args, job, channel, compile_it=compile_it)
+        if job.analysed:
+            where["program"] = program
         values = [value] if job.n_outputs == 1 else value
         if job.n_outputs > 1 and (
             not isinstance(values, tuple | list) or len(values) != job.n_outputs
@@ -351,6 +429,8 @@ def _run_case(
             for index, item in enumerate(values)
         ]
     except BaseException as error:
+        if job.analysed and where["program"] is None and solution.eager is not None:
+            where["program"] = solution.eager.index  # it raised running op by op
         message = _describe_exit(error) + learner_traceback(error, solution.filename)
         channel.send(
             Kind.CASE_ERROR,
@@ -441,6 +521,16 @@ def _load_solution(
     return _Loaded(index, filename, function, compiled=not _uses_any(code, EAGER_NAMES))
 
 
+def _compiles(solution: _Loaded, job: JobMessage) -> bool:
+    """Whether a solution's cases run as compiled programs. Where requirements are
+    checked (``analysed``) always, since they are read from the program that answers:
+    there even code that prints runs compiled (print shows tracers, jax.debug.print
+    values). Otherwise when the job asks, or for its first ``compile_first`` cases."""
+    if job.analysed:
+        return True
+    return solution.compiled and (job.compiled or job.compile_first > 0)
+
+
 def _lower(kind: int, limit: int) -> None:
     _soft, hard = resource.getrlimit(kind)
     if hard == resource.RLIM_INFINITY or limit < hard:
@@ -529,10 +619,8 @@ def main() -> None:
         solution = _load_solution(channel, index, ref.filename, source, job.entry_point)
         if solution is None:
             continue
-        solution.compiled = solution.compiled and job.compiled
+        solution.compiled = _compiles(solution, job)
         loaded.append(solution)
-        if job.trace_structure or job.memory_probes:
-            _analyse(channel, solution, cases[0], job, jax)
         for case_index, args in enumerate(cases):
             _run_case(channel, solution, case_index, args, job, jax)
     if job.hidden_cases and len(loaded) == 1 == len(job.solutions):

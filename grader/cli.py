@@ -16,11 +16,14 @@ import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.config import settings
 from grader.errors import ProblemError, UsageError
 from grader.verdicts import Mode
+
+if TYPE_CHECKING:
+    from grader.problem import Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -141,7 +144,29 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             continue
         how = "cached" if result.from_cache else f"computed in {result.seconds:.1f} s"
         print(f"{problem.slug}: expected outputs ready ({how})", flush=True)
+    if args.calibrate:
+        failed += _calibrate(problems, device)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _calibrate(problems: list[Problem], device: str) -> int:
+    """Each problem's time limits on this machine (grader/calibration.py); failures."""
+    from grader import calibration
+    from grader.grade import measure_reference
+
+    failed = 0
+    for problem in problems:
+        limits = calibration.ensure(problem, device, lambda p, d: measure_reference(p, d))
+        if calibration.load(problem, device) is None:
+            failed += 1
+            print(f"{problem.slug}: calibration FAILED (the reference was not accepted)")
+            continue
+        print(
+            f"{problem.slug}: limits {limits.cpu_seconds:g} s of CPU, {limits.wall_seconds:g} s"
+            " of wall clock",
+            flush=True,
+        )
+    return failed
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -198,6 +223,14 @@ def register(commands: Any) -> None:
         choices=("cpu", "gpu"),
         default="cpu",
         help="expected outputs for this device's workers (each device has its own)",
+    )
+    prepare.add_argument(
+        "--calibrate",
+        action="store_true",
+        help=(
+            "also measure each reference's CPU time graded as a submission here, which sets"
+            " the problems' time limits on this machine (the server does this in the background)"
+        ),
     )
     prepare.set_defaults(handler=cmd_prepare)
 

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from grader.config import settings
-from grader.job import Analysis, Job, RunOutcome, Solution
+from grader.job import Job, RunOutcome, Solution
 from grader.launch import clean_environment
 from grader.problem import Problem
+from grader.requirements import unmet_requirement
 from grader.supervise import ProcessRunner, Runner
 from grader.trees import Output, OutputTree
 from grader.versions import EXECUTION, runtime_versions
@@ -46,8 +47,10 @@ class TrustedOutputs:
     mistakes: dict[str, dict[str, Outputs]] = field(default_factory=dict)
     # How each mistake failed where it produced no output (for `check`).
     mistake_errors: dict[str, dict[str, str]] = field(default_factory=dict)
-    # The reference's and each mistake's requirement evidence, by name (grader/requirements.py).
-    analyses: dict[str, Analysis] = field(default_factory=dict)
+    # Why the reference or a mistake does not meet the problem's requirements, by name
+    # (grader/requirements.py, read from the programs that answered its samples and
+    # probes); absent when it meets them.
+    unmet: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     from_cache: bool = False
 
@@ -78,16 +81,19 @@ def trusted_job(problem: Problem, device: str) -> Job:
     bank = problem.case_bank
     cases = tuple(case for _key, case in bank.keyed())
     # A learner's budget per solution, scaled by how many more cases this run has.
-    scale = len(cases) / (len(bank.samples) + len(bank.for_variant(0)))
+    scale = len(cases) / (len(bank.first_phase) + len(bank.for_variant(0)))
     return Job(
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
         tree_outputs=problem.tree_outputs,
-        trace_structure=problem.config.structure is not None,
-        memory_probes=problem.memory_probes,
+        analysed=problem.has_requirements,
+        # The samples and probes compile even op by op: requirements are read from them.
+        compile_first=len(bank.first_phase) if problem.has_requirements else 0,
         solutions=tuple(solutions),
         cases=cases,
-        wall_seconds=limits.wall_seconds * len(solutions) * scale,
+        # Trusted runs have a wall clock alone (CPU time None), generous enough for a
+        # machine under a class's load.
+        wall_seconds=max(limits.wall_seconds, limits.cpu_seconds) * len(solutions) * scale,
         memory_mb=limits.memory_mb,
         device=device,
         compiled=problem.config.trusted_runs == "compiled",
@@ -139,9 +145,12 @@ def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None)
     keys = [key for key, _case in problem.case_bank.keyed()]
     trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
     names = ["reference", *(mistake.name for mistake in problem.mistakes)]
+    first = problem.case_bank.first_phase
+    probes = [i for i, case in enumerate(first) if case.probe]
     for name, solution in zip(names, outcome.solutions, strict=True):
-        if solution.analysis is not None:
-            trusted.analyses[name] = solution.analysis
+        unmet = unmet_requirement(problem, solution, range(len(first)), probes)
+        if unmet is not None:
+            trusted.unmet[name] = unmet
     for case_index, key in enumerate(keys):
         arrays = _arrays(outcome, 0, case_index)
         if arrays is None:
@@ -188,15 +197,6 @@ def _outputs(entries: dict[str, np.ndarray[Any, Any]]) -> Outputs:
     return outputs
 
 
-def _analysis(entries: dict[str, np.ndarray[Any, Any]]) -> Analysis:
-    primitives, temp = entries.get("primitives"), entries.get("temp_bytes")
-    return Analysis(
-        primitives=None if primitives is None else frozenset(str(p) for p in primitives),
-        temp_bytes=None if temp is None else tuple(int(n) for n in temp),
-        error=str(entries["error"][0]),
-    )
-
-
 def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     arrays: dict[str, np.ndarray[Any, Any]] = {}
     for case, outputs in trusted.reference.items():
@@ -204,14 +204,8 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     for mistake, cases in trusted.mistakes.items():
         for case, outputs in cases.items():
             arrays.update(_entries(f"mistake/{mistake}/{case}", outputs))
-    for name, analysis in trusted.analyses.items():
-        arrays[f"analysis/{name}/error"] = np.array([analysis.error], dtype=np.str_)
-        if analysis.primitives is not None:
-            arrays[f"analysis/{name}/primitives"] = np.array(
-                sorted(analysis.primitives), dtype=np.str_
-            )
-        if analysis.temp_bytes is not None:
-            arrays[f"analysis/{name}/temp_bytes"] = np.array(analysis.temp_bytes, dtype=np.int64)
+    for name, why in trusted.unmet.items():
+        arrays[f"unmet/{name}/why"] = np.array([why], dtype=np.str_)
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
@@ -228,8 +222,8 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
             *where, entry = key.split("/")
             by_case.setdefault(tuple(where), {})[entry] = archive[key]
     for where, entries in by_case.items():
-        if where[0] == "analysis":
-            trusted.analyses[where[1]] = _analysis(entries)
+        if where[0] == "unmet":
+            trusted.unmet[where[1]] = str(entries["why"][0])
         elif where[0] == "reference":
             trusted.reference[where[1]] = _outputs(entries)
         else:

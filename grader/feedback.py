@@ -2,56 +2,30 @@
 
 A sample case keeps every detail: inputs, expected and actual values, the
 error's size, the traceback, the time. A hidden case answers only its
-verdict class, plus the structural facts the statement already fixes:
+verdict class and, for a wrong answer, the kind of mismatch
+(grader.compare.Failure), plus what the statement already fixes: for a wrong
+shape, the shape of each expected array output. Nothing the learner's code
+chose reaches the learner from a hidden case, because anything it chose could
+be computed from the hidden inputs (docs/security.md, "Channels"):
 
-- wrong answer: the kind of mismatch (grader.compare.Failure), for a
-  wrong shape the expected and actual shapes, and for a pytree output the
-  path of the leaf that failed (the statement fixes the tree's structure);
-  never a magnitude, an index,
-  a tolerance ratio or a value (the error's size of a constant answer *is*
-  the expected value);
-- runtime error: the exception's class name if it is a standard one (a
-  learner-defined class name could spell out an input), never its message or
-  traceback;
-- time, memory and output limits: the verdict alone; no per-case time.
+- never the learner's own shape, not even its number of dimensions (an empty
+  array may have any other dimensions);
+- never a leaf path, not even one of the reference's tree (which leaf fails
+  first is the learner's choice), nor which of several outputs failed;
+- never an exception's class name or message (a class can be named after an
+  input, and even a list of known names is a choice among dozens);
+- never a magnitude, an index, a tolerance ratio, a value, a per-case time,
+  or the output printed once the hidden inputs were in the child
+  (grader/output.py splits it off); nor the whole grading's time.
 
-Output printed once the hidden inputs were in the child's memory is never
-shown (grader/output.py splits it off); the whole run's time is. Staff see
-the full report on their own pages.
+Staff see the full report on their own pages.
 """
 
 from __future__ import annotations
 
-import builtins
-
 from grader.compare import Failure
 from grader.report import CaseReport, GradeReport
 from grader.verdicts import Verdict
-
-# Exception classes a hidden case may name: Python's own and the usual
-# JAX/Flax/NumPy ones. Anything else is reported as "Exception".
-KNOWN_EXCEPTIONS = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-) | {
-    "XlaRuntimeError",
-    "JaxRuntimeError",
-    "ConcretizationTypeError",
-    "TracerArrayConversionError",
-    "TracerBoolConversionError",
-    "TracerIntegerConversionError",
-    "UnexpectedTracerError",
-    "KeyReuseError",
-    "ScopeParamShapeError",
-    "ScopeParamNotFoundError",
-    "ScopeCollectionNotFound",
-    "ApplyScopeInvalidVariablesTypeError",
-    "TraceContextError",
-    "FlaxError",
-    "LinAlgError",
-    "AxisError",
-}
 
 _FAILURES = {
     Failure.INVALID: "the function did not return an array of numbers",
@@ -63,6 +37,7 @@ _FAILURES = {
     Failure.TOLERANCE: "the output is outside the tolerance",
     Failure.STRUCTURE: "the returned tree does not have the expected leaves",
 }
+_LEAF_SHAPE = "a leaf of the returned tree does not have the expected shape"
 _LIMITS = {
     Verdict.TIME_LIMIT_EXCEEDED: "the submission ran out of time during the hidden cases",
     Verdict.MEMORY_LIMIT_EXCEEDED: "the submission ran out of memory during the hidden cases",
@@ -71,23 +46,29 @@ _LIMITS = {
 HIDDEN_NOTE = "hidden case: only its verdict is shown"
 
 
-def exception_name(name: str | None) -> str:
-    return name if name in KNOWN_EXCEPTIONS else "Exception"
+def _shape_message(case: CaseReport) -> str:
+    shapes = case.expected_shapes or {}
+    if not shapes:
+        return _LEAF_SHAPE
+    if len(shapes) == 1:
+        return f"expected shape {next(iter(shapes.values()))}; your answer has a different shape"
+    listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+    return f"expected shapes {listed}; your answer has a different shape"
 
 
 def _hidden_message(case: CaseReport) -> str:
     if case.verdict is Verdict.WRONG_ANSWER:
-        where = f"leaf {case.leaf}: " if case.leaf else ""
         if case.failure == Failure.SHAPE:
-            return f"{where}expected shape {case.expected_shape}, got {case.actual_shape}"
+            return _shape_message(case)
         try:
-            return where + _FAILURES[Failure(case.failure or "")]
+            return _FAILURES[Failure(case.failure or "")]
         except (ValueError, KeyError):
-            return where + "the output does not match"
+            return "the output does not match"
     if case.verdict is Verdict.RUNTIME_ERROR:
-        if case.exception:
-            return f"{exception_name(case.exception)} raised ({HIDDEN_NOTE})"
-        return f"the process stopped before reporting this case ({HIDDEN_NOTE})"
+        return (
+            f"your code raised an exception or stopped ({HIDDEN_NOTE}); if every sample"
+            " passes, look for inputs the samples do not show (the statement lists them)"
+        )
     return _LIMITS.get(case.verdict, "")
 
 
@@ -95,11 +76,9 @@ def hidden_case_view(case: CaseReport) -> CaseReport:
     view = CaseReport(name=case.name, hidden=True, verdict=case.verdict)
     view.message = _hidden_message(case)
     if case.verdict is Verdict.WRONG_ANSWER:
-        view.failure, view.leaf = case.failure, case.leaf
+        view.failure = case.failure
         if case.failure == Failure.SHAPE:
-            view.expected_shape, view.actual_shape = case.expected_shape, case.actual_shape
-    if case.verdict is Verdict.RUNTIME_ERROR and case.exception:
-        view.exception = exception_name(case.exception)
+            view.expected_shapes = case.expected_shapes
     return view
 
 
@@ -114,6 +93,9 @@ def learner_view(report: GradeReport) -> GradeReport:
             ],
             "variant": None,
             "hidden_output": "",
+            # The whole grading's time includes the hidden cases': a timing channel.
+            "seconds": None if had_hidden else report.seconds,
+            "cpu_seconds": None if had_hidden else report.cpu_seconds,
             "hidden_output_withheld": had_hidden,
         }
     )

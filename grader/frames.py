@@ -20,12 +20,15 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from grader import protocol
-from grader.job import Analysis, CaseOutcome, Job, RunOutcome, SolutionOutcome
+from grader.job import CaseOutcome, Job, Program, RunOutcome, SolutionOutcome
 from grader.protocol import Frame, Kind, ProtocolError
 from grader.trees import Output, OutputTree
 from grader.verdicts import Verdict
 
 log = logging.getLogger("jaxjudge.frames")
+
+# Turns an accepted case (by its index in the job) into what is kept of it.
+CaseJudge = Callable[[int, CaseOutcome], CaseOutcome]
 
 # What a child may propose; accepted, wrong answer and the rest are the parent's to decide.
 CHILD_VERDICTS = frozenset(
@@ -42,9 +45,11 @@ MAX_NAME = 100
 _KEYS: dict[Kind, frozenset[str]] = {
     Kind.HELLO: frozenset({"backend", "pid"}),
     Kind.SOLUTION_ERROR: frozenset({"solution", "verdict", "exception", "message"}),
-    Kind.CASE_RESULT: frozenset({"solution", "case", "seconds", "outputs"}),
-    Kind.CASE_ERROR: frozenset({"solution", "case", "seconds", "verdict", "exception", "message"}),
-    Kind.ANALYSIS: frozenset({"solution", "primitives", "temp_bytes", "error"}),
+    Kind.CASE_RESULT: frozenset({"solution", "case", "program", "seconds", "outputs"}),
+    Kind.CASE_ERROR: frozenset(
+        {"solution", "case", "program", "seconds", "verdict", "exception", "message"}
+    ),
+    Kind.ANALYSIS: frozenset({"solution", "program", "primitives", "temp_bytes", "error"}),
     Kind.SAMPLES_DONE: frozenset(),
     Kind.DONE: frozenset(),
 }
@@ -54,26 +59,37 @@ def _is_invalid(spec: Any) -> bool:
     return type(spec) is dict and set(spec) == {"invalid"}
 
 
-def _analysis(meta: dict[str, Any], job: Job) -> Analysis:
-    primitives, temp = meta["primitives"], meta["temp_bytes"]
-    if primitives is not None and (
-        type(primitives) is not list
-        or len(primitives) > protocol.MAX_PRIMITIVES
-        or any(
-            type(name) is not str or len(name) > protocol.MAX_PRIMITIVE_CHARS for name in primitives
-        )
-    ):
-        raise ProtocolError("primitives is not a bounded list of names")
-    if temp is not None and (
-        type(temp) is not list
-        or len(temp) != len(job.memory_probes)
-        or any(type(n) is not int or not 0 <= n < 1 << 50 for n in temp)
-    ):
-        raise ProtocolError("temp_bytes is not one byte count per memory probe")
-    return Analysis(
-        primitives=None if primitives is None else frozenset(primitives),
-        temp_bytes=None if temp is None else tuple(temp),
+def _primitives(value: Any) -> dict[str, int] | None:
+    """``[[name, count], ...]``: bounded names, bounded counts, each name once."""
+    if value is None:
+        return None
+    if type(value) is not list or len(value) > protocol.MAX_PRIMITIVES:
+        raise ProtocolError("primitives is not a bounded list")
+    counts: dict[str, int] = {}
+    for entry in value:
+        if (
+            type(entry) is not list
+            or len(entry) != 2
+            or type(entry[0]) is not str
+            or len(entry[0]) > protocol.MAX_PRIMITIVE_CHARS
+            or type(entry[1]) is not int
+            or not 0 < entry[1] <= protocol.MAX_PRIMITIVE_COUNT
+            or entry[0] in counts
+        ):
+            raise ProtocolError("primitives is not a list of distinct [name, count] pairs")
+        counts[entry[0]] = entry[1]
+    return counts
+
+
+def _program(meta: dict[str, Any], hidden: bool) -> Program:
+    temp = meta["temp_bytes"]
+    if temp is not None and (type(temp) is not int or not 0 <= temp < 1 << 50):
+        raise ProtocolError("temp_bytes is not a byte count")
+    return Program(
+        primitives=_primitives(meta["primitives"]),
+        temp_bytes=temp,
         error=_text(meta, "error", 2000),
+        hidden=hidden,
     )
 
 
@@ -122,6 +138,7 @@ class FrameCollector:
     def __init__(self, max_elements: int) -> None:
         self.job: Job | None = None
         self.max_elements = max_elements
+        self.judge: CaseJudge | None = None
         self.outcome = RunOutcome(solutions=[])
         self.hello = threading.Event()
         self.samples_done = threading.Event()  # the child may now receive hidden cases
@@ -138,9 +155,12 @@ class FrameCollector:
             self.hello.wait(min(remaining, 0.05))
         return self.hello.is_set()
 
-    def bind(self, job: Job) -> None:
-        """Called before the job is written: from here on frames refer to it."""
+    def bind(self, job: Job, judge: CaseJudge | None = None) -> None:
+        """Called before the job is written: from here on frames refer to it. ``judge``
+        compares each case the moment it is accepted and keeps its report instead of
+        its arrays (grader/judge.py): a grading then holds one case's outputs at a time."""
         self.outcome.solutions = [SolutionOutcome() for _ in job.solutions]
+        self.judge = judge
         self.job = job
 
     def hidden_sent(self) -> None:
@@ -179,18 +199,32 @@ class FrameCollector:
             solution.exception = _text(frame.meta, "exception", MAX_NAME)
             return
         if frame.kind is Kind.ANALYSIS:
-            if not job.analysed or solution.analysis or solution.cases or solution.error_verdict:
+            if not job.analysed or solution.error_verdict:
                 raise ProtocolError("an ANALYSIS frame out of place")
-            solution.analysis = _analysis(frame.meta, job)
+            if _index(frame.meta, "program", protocol.MAX_PROGRAMS) != len(solution.programs):
+                raise ProtocolError("programs must be announced once each, in order")
+            solution.programs.append(_program(frame.meta, hidden=self._hidden_sent))
             return
-        if job.analysed and solution.analysis is None:
-            raise ProtocolError("a case was reported before the solution's analysis")
         case_index = _index(frame.meta, "case", len(job.all_cases))
         if case_index in solution.cases or solution.error_verdict:
             raise ProtocolError("a case was reported twice")
         if case_index >= len(job.cases) and not self._hidden_sent:
             raise ProtocolError("a hidden case was reported before its inputs were sent")
-        solution.cases[case_index] = self._case(frame, job)
+        case = self._case(frame, job)
+        case.program = self._case_program(frame, job, solution)
+        if self.judge is not None:
+            case = self.judge(case_index, case)
+        solution.cases[case_index] = case
+
+    @staticmethod
+    def _case_program(frame: Frame, job: Job, solution: SolutionOutcome) -> int | None:
+        """The announced program that answered the case: required where the job is
+        analysed (an error may have none), absent otherwise."""
+        if frame.meta["program"] is None and (not job.analysed or frame.kind is Kind.CASE_ERROR):
+            return None
+        if not job.analysed:
+            raise ProtocolError("a case names a program in a job that is not analysed")
+        return _index(frame.meta, "program", len(solution.programs))
 
     def _accept_samples_done(self, job: Job) -> None:
         solution = self.outcome.solutions[0]

@@ -13,18 +13,18 @@ import secrets
 import signal
 import time
 
-from grader import expected
-from grader.cases import Case, case_key
-from grader.compare import Failure
+from grader import calibration, expected
+from grader.cases import case_key
 from grader.config import settings
 from grader.diagnose import diagnose
-from grader.job import CaseOutcome, Job, RunOutcome, Solution
+from grader.job import Job, RunOutcome, Solution
+from grader.judge import CaseJudge
 from grader.launch import PlainLauncher
 from grader.problem import Problem
-from grader.report import CaseReport, GradeReport, describe_value, shown_output
+from grader.report import CaseReport, GradeReport
 from grader.requirements import unmet_requirement
 from grader.supervise import ProcessRunner, Runner
-from grader.trees import compare_output
+from grader.timing import BACKSTOP_FACTOR, TimeLimits
 from grader.verdicts import Mode, Verdict
 from grader.versions import runtime_versions
 
@@ -38,8 +38,17 @@ def draw_variant(problem: Problem) -> int:
 
 def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict, str]:
     """Why a case has no result when the process stopped before reporting it."""
+    if outcome.timed_out and outcome.time_limit == "cpu":
+        return (
+            Verdict.TIME_LIMIT_EXCEEDED,
+            "the submission used more CPU time than its limit allows and was stopped",
+        )
     if outcome.timed_out:
-        return Verdict.TIME_LIMIT_EXCEEDED, "the submission ran past its time limit and was stopped"
+        return (
+            Verdict.TIME_LIMIT_EXCEEDED,
+            "the submission ran past its wall-clock limit and was stopped (code that sleeps"
+            " or waits stops here; CPU time is limited separately)",
+        )
     if outcome.output_limit_hit:
         return (
             Verdict.OUTPUT_LIMIT_EXCEEDED,
@@ -73,63 +82,26 @@ def _missing_case_verdict(outcome: RunOutcome, memory_mb: int) -> tuple[Verdict,
     )
 
 
-def _compare_case(
-    problem: Problem, report: CaseReport, outcome: CaseOutcome, desired: expected.Outputs
-) -> None:
-    assert outcome.outputs is not None
-    report.verdict = Verdict.ACCEPTED
-    worst_ratio = -1.0
-    for index, (actual, want) in enumerate(zip(outcome.outputs, desired, strict=True)):
-        name = problem.config.outputs[index].name
-        result = compare_output(actual, want, problem.tolerance(index), name)
-        ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
-        if ratio > worst_ratio or not result.ok:
-            worst_ratio = ratio
-            report.expected_shape, report.actual_shape = result.expected_shape, result.actual_shape
-            report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
-            report.leaf = result.leaf
-        if not result.ok:
-            if result.leaf is not None and result.failure is not Failure.STRUCTURE:
-                prefix = f"leaf {result.leaf}: "
-            else:  # with one output, its name adds nothing
-                prefix = f"output {name}: " if len(desired) > 1 else ""
-            report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
-            report.failure = result.failure.value if result.failure else None
-            return
-
-
 def _case_reports(
-    problem: Problem,
-    cases: tuple[Case, ...],
-    keys: list[str],
-    outcome: RunOutcome,
-    trusted: expected.TrustedOutputs,
+    problem: Problem, job: Job, outcome: RunOutcome, judge: CaseJudge
 ) -> list[CaseReport]:
     solution = outcome.solutions[0]
     reports: list[CaseReport] = []
     stopped = False
-    for position, (case, key) in enumerate(zip(cases, keys, strict=True)):
-        report = CaseReport(name=case.name, hidden=not case.sample, verdict=Verdict.SKIPPED)
-        reports.append(report)
-        if not report.hidden:
-            report.inputs = {name: describe_value(value) for name, value in case.args.items()}
-            report.expected = [shown_output(out) for out in trusted.reference[key]]
+    for position, case in enumerate(job.all_cases):
         got = solution.cases.get(position)
-        if got is None:
-            if not stopped and not solution.error_verdict:
-                report.verdict, report.message = _missing_case_verdict(
-                    outcome, problem.config.limits.memory_mb
-                )
-                stopped = True
+        if got is not None and got.judged is None:  # not judged as it arrived
+            got = solution.cases[position] = judge(position, got)
+        if got is not None and got.judged is not None:
+            reports.append(got.judged.report)
             continue
-        report.seconds = round(got.seconds, 6)
-        if got.error_verdict:
-            report.verdict, report.message = got.error_verdict, got.message
-            report.exception = got.exception or None
-            continue
-        _compare_case(problem, report, got, trusted.reference[key])
-        if not report.hidden and got.outputs is not None:
-            report.actual = [shown_output(o) for o in got.outputs]
+        report = CaseReport(name=case.name, hidden=case.hidden, verdict=Verdict.SKIPPED)
+        if not stopped and not solution.error_verdict:
+            report.verdict, report.message = _missing_case_verdict(
+                outcome, problem.config.limits.memory_mb
+            )
+            stopped = True
+        reports.append(report)
     return reports
 
 
@@ -178,7 +150,9 @@ def build_report(
         return report
     solution = outcome.solutions[0]
     keys = [case_key(case, variant) for case in job.all_cases]
-    report.cases = _case_reports(problem, job.all_cases, keys, outcome, trusted)
+    report.cases = _case_reports(
+        problem, job, outcome, CaseJudge(problem, job.all_cases, keys, trusted)
+    )
     if solution.error_verdict:
         report.verdict, report.message = solution.error_verdict, solution.message
     else:
@@ -186,6 +160,19 @@ def build_report(
         report.score = round(
             sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4
         )
+    _apply_stops(problem, report, outcome)
+    probes = [i for i, case in enumerate(job.all_cases) if case.probe]
+    unmet = unmet_requirement(problem, solution, range(len(job.all_cases)), probes)
+    if unmet and report.verdict in (Verdict.ACCEPTED, Verdict.WRONG_ANSWER):
+        # The cases keep their verdicts: the learner sees whether the numbers are right too.
+        report.verdict, report.score, report.message = Verdict.REQUIREMENT_NOT_MET, 0.0, unmet
+    if report.verdict is Verdict.WRONG_ANSWER:
+        report.diagnosis = diagnose(problem, solution)
+    return report
+
+
+def _apply_stops(problem: Problem, report: GradeReport, outcome: RunOutcome) -> None:
+    """What stopped the run decides the verdict, whatever the cases said."""
     # A limit that stopped the run explains it better than the half-written frame
     # the stop may have left on the result channel.
     if outcome.protocol_error and not (outcome.timed_out or outcome.memory_killed):
@@ -204,13 +191,6 @@ def build_report(
             f"Your code used more than the {problem.config.limits.memory_mb} MB memory limit"
             " (all of its processes together)."
         )
-    unmet = unmet_requirement(problem, solution.analysis)
-    if unmet and report.verdict in (Verdict.ACCEPTED, Verdict.WRONG_ANSWER):
-        # The cases keep their verdicts: the learner sees whether the numbers are right too.
-        report.verdict, report.score, report.message = Verdict.REQUIREMENT_NOT_MET, 0.0, unmet
-    if report.verdict is Verdict.WRONG_ANSWER:
-        report.diagnosis = diagnose(problem, keys, solution, report.cases, trusted)
-    return report
 
 
 def learner_runner() -> Runner:
@@ -222,20 +202,21 @@ def learner_runner() -> Runner:
     return ProcessRunner(PlainLauncher(trusted=False))
 
 
-def learner_job(problem: Problem, source: str, mode: Mode, variant: int, device: str) -> Job:
-    limits = problem.config.limits
+def learner_job(
+    problem: Problem, source: str, mode: Mode, variant: int, device: str, limits: TimeLimits
+) -> Job:
     bank = problem.case_bank
     return Job(
         entry_point=problem.config.entry_point,
         n_outputs=len(problem.config.outputs),
         tree_outputs=problem.tree_outputs,
-        trace_structure=problem.config.structure is not None,
-        memory_probes=problem.memory_probes,
+        analysed=problem.has_requirements,
         solutions=(Solution("submission", source),),
-        cases=bank.samples,
+        cases=bank.first_phase,
         hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),
         wall_seconds=limits.wall_seconds,
-        memory_mb=limits.memory_mb,
+        cpu_seconds=limits.cpu_seconds,
+        memory_mb=problem.config.limits.memory_mb,
         device=device,
         compiled=True,
     )
@@ -250,14 +231,45 @@ def grade(
     runner: Runner | None = None,
     trusted: expected.TrustedOutputs | None = None,
     variant: int | None = None,
+    limits: TimeLimits | None = None,
 ) -> GradeReport:
     """Grade ``source``; ``variant`` picks the hidden inputs (drawn at random when None,
-    taken modulo the problem's variants otherwise)."""
+    taken modulo the problem's variants otherwise); ``limits``: this machine's
+    calibrated ones (grader/calibration.py) unless given."""
     started = time.monotonic()
     trusted = trusted or expected.load_or_compute(problem, device)
+    limits = limits or calibration.limits_for(problem, device)
     chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
-    job = learner_job(problem, source, mode, chosen, device)
-    outcome = (runner or learner_runner()).run(job)
+    job = learner_job(problem, source, mode, chosen, device, limits)
+    keys = [case_key(case, chosen) for case in job.all_cases]
+    judge = CaseJudge(problem, job.all_cases, keys, trusted)
+    outcome = (runner or learner_runner()).run(job, judge)
     report = build_report(problem, mode, chosen, job, outcome, trusted)
     report.seconds = round(time.monotonic() - started, 3)
+    report.cpu_seconds = None if outcome.cpu_seconds is None else round(outcome.cpu_seconds, 3)
+    report.cpu_limit_seconds = limits.cpu_seconds
     return report
+
+
+def measure_reference(
+    problem: Problem,
+    device: str,
+    *,
+    runner: Runner | None = None,
+    trusted: expected.TrustedOutputs | None = None,
+) -> float | None:
+    """The reference's CPU seconds graded as a submission (no CPU limit; a generous wall
+    clock), or None when it is not accepted: what calibration multiplies."""
+    wall = max(
+        problem.config.limits.wall_seconds, BACKSTOP_FACTOR * problem.config.limits.cpu_seconds
+    )
+    report = grade(
+        problem,
+        problem.reference_source,
+        device=device,
+        runner=runner,
+        trusted=trusted,
+        variant=0,
+        limits=TimeLimits(None, 2 * wall),
+    )
+    return report.cpu_seconds if report.accepted else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grader.cases import Case
+from grader.report import CaseReport
 from grader.trees import Output
 from grader.verdicts import Verdict
 
@@ -20,7 +21,13 @@ class Solution:
 class Job:
     """One child's work. ``cases`` run first; ``hidden_cases`` reach the child
     only after it has reported every one of ``cases`` (a learner's submit:
-    samples, then hidden cases). A job with hidden cases has one solution."""
+    samples and memory probes, then hidden cases). A job with hidden cases has
+    one solution.
+
+    ``analysed``: the child sends one ANALYSIS frame per program it compiles (its
+    primitives and temporary bytes, grader/requirements.py) and each case names the
+    program that answered it. ``compile_first``: that many leading cases are compiled
+    even in an op-by-op run (a trusted run's samples and probes, for their analysis)."""
 
     entry_point: str
     n_outputs: int
@@ -32,14 +39,11 @@ class Job:
     hidden_cases: tuple[Case, ...] = ()
     compiled: bool = False  # whole-function jax.jit where it traces (grader/protocol.py)
     tree_outputs: frozenset[int] = frozenset()  # outputs returned as pytrees (grader/trees.py)
-    # Requirements' evidence (grader/requirements.py): trace each solution's primitives,
-    # compile it at each memory probe's shapes.
-    trace_structure: bool = False
-    memory_probes: tuple[Case, ...] = ()
-
-    @property
-    def analysed(self) -> bool:
-        return self.trace_structure or bool(self.memory_probes)
+    analysed: bool = False
+    compile_first: int = 0
+    # CPU time the whole job may use, every process and thread of its sandbox together
+    # (grader/timing.py); None: the wall clock is the only limit (trusted runs).
+    cpu_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.hidden_cases and len(self.solutions) != 1:
@@ -50,28 +54,45 @@ class Job:
         return self.cases + self.hidden_cases
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A case compared as soon as it arrived (grader/judge.py): its report, and the
+    known mistakes whose outputs it matches, so that its arrays need not be kept."""
+
+    report: CaseReport
+    mistakes: frozenset[str] = frozenset()
+
+
 @dataclass
 class CaseOutcome:
     """One case as the child reported it: outputs (each an array or a reason it is
     not one), or an error with the verdict the child proposed and the
-    exception's class name."""
+    exception's class name; the program that answered it (None: not analysed);
+    once judged, its report instead of its outputs."""
 
     seconds: float
     outputs: list[Output] | None = None
     error_verdict: Verdict | None = None
     message: str = ""
     exception: str = ""
+    program: int | None = None
+    judged: Judged | None = None
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """What the child found of a solution before running it: its primitives (None:
-    not traced), the temporary bytes of its compilation at each memory probe (None: not
-    measured), and the error that stopped either, if one did."""
+class Program:
+    """One program a solution ran its cases with, as the child analysed it: the
+    primitives of its jaxpr after dead-code elimination, with how often each occurs
+    (nested ones also as ``outer>inner``), and the temporary bytes XLA's memory
+    analysis gives for its executable. ``primitives`` None: the solution ran op by
+    op (it could not be traced, ``error`` says why). ``hidden``: analysed after the
+    hidden inputs reached the child (nothing of it may reach the learner but which
+    rule it broke)."""
 
-    primitives: frozenset[str] | None = None
-    temp_bytes: tuple[int, ...] | None = None
+    primitives: dict[str, int] | None = None
+    temp_bytes: int | None = None
     error: str = ""
+    hidden: bool = False
 
 
 @dataclass
@@ -80,7 +101,7 @@ class SolutionOutcome:
     message: str = ""
     exception: str = ""
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
-    analysis: Analysis | None = None
+    programs: list[Program] = field(default_factory=list)
 
 
 @dataclass
@@ -100,3 +121,7 @@ class RunOutcome:
     startup_error: str | None = None
     backend: str | None = None
     wall_seconds: float = 0.0
+    cpu_seconds: float | None = None  # the sandbox's CPU time from the job's delivery on
+    time_limit: str | None = None  # which limit stopped it: "cpu" or "wall"
+    starved: bool = False  # stopped by a time limit while the machine was overloaded
+    confirmed: bool = False  # this outcome is a time-out's confirmation on a quiet child

@@ -87,7 +87,11 @@ class LaunchSpec:
     kill_all: Callable[[], None] | None = None
     memory_killed: Callable[[], bool] | None = None
     set_memory_limit: Callable[[int], None] | None = None
-    set_busy: Callable[[bool], None] | None = None  # CPU share: low while waiting
+    set_busy: Callable[..., None] | None = None  # CPU share: low while waiting (busy, boosted=)
+    # The sandbox's CPU time and threads, where a cgroup counts them (grader/timing.py
+    # measures the process tree otherwise).
+    cpu_seconds: Callable[[], float | None] | None = None
+    threads: Callable[[], list[int]] | None = None
     address_space_bytes: Callable[[int], int | None] = lambda _memory_mb: None
     cleanup: list[Callable[[], None]] = field(default_factory=list)
 

@@ -21,6 +21,7 @@ import threading
 import time
 from collections import deque
 
+from grader.frames import CaseJudge
 from grader.job import Job, RunOutcome
 from grader.launch import Launcher
 from grader.supervise import StartedChild, run_retrying
@@ -111,7 +112,7 @@ class WarmPool:
                 child.close()  # died while waiting: discard
         return StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
 
-    def run(self, job: Job) -> RunOutcome:
+    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
         if job.device != self.device:
             raise ValueError(f"this pool runs {self.device} jobs, not {job.device}")
         if job.memory_mb > self.memory_mb:
@@ -123,8 +124,11 @@ class WarmPool:
             # grader's hiccup, not the learner's: once more on a fresh child.
             return run_retrying(
                 self._take(),
-                lambda: StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb),
+                lambda boosted: StartedChild(
+                    self.launcher, device=self.device, memory_mb=self.memory_mb, boosted=boosted
+                ),
                 job,
+                judge,
             )
         finally:
             # Replace it afterwards, not meanwhile: on a small machine a child

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from grader.cases import Case, CaseBank, load_cases, load_memory_probes
+from grader.cases import CaseBank, Regime, load_cases, load_regimes
 from grader.compare import Tolerance
 from grader.config import settings
 from grader.errors import ProblemError
@@ -60,17 +60,28 @@ class OutputConfig(_Strict):
 
 
 class StructureConfig(_Strict):
-    """Primitives the learner's function must or must not contain, read from its jaxpr
-    (grader/requirements.py): what a problem teaches, not a security boundary."""
+    """How the learner's function must be built, read from the jaxpr of every program
+    that answered a case (grader/requirements.py): what a problem teaches. Terms are
+    primitive names (``scan``) or the concepts of grader/requirements.py (``loop``,
+    ``cross_device_reduction``, ``host_callback``), so that a rule states an intent
+    rather than one spelling of it; ``outer>inner`` is one nested in the other."""
 
     require: list[str] = Field(
-        default_factory=list, description="Primitives the jaxpr must contain (scan, while)."
+        default_factory=list,
+        description="Terms every program must contain (loop, shard_map).",
     )
     forbid: list[str] = Field(
         default_factory=list,
         description=(
-            "Primitives it must not contain (pure_callback, io_callback, while); outer>inner"
-            " names a primitive nested in another (scan>psum: a psum inside a scan's body)."
+            "Terms no program may contain (host_callback, while); outer>inner names one"
+            " nested in the other (loop>cross_device_reduction: a reduction inside a loop)."
+        ),
+    )
+    exactly: dict[str, int] = Field(
+        default_factory=dict,
+        description=(
+            "Terms (no nesting) that must occur exactly this many times in each program's"
+            " text: cross_device_reduction = 1 is one reduction, not one per micro-batch."
         ),
     )
     explanation: str = Field(
@@ -83,9 +94,31 @@ class StructureConfig(_Strict):
     @classmethod
     def _names(cls, names: list[str]) -> list[str]:
         for name in names:
-            if not all(IDENTIFIER.match(part) for part in name.split(">")):
-                raise ValueError(f"{name!r} is not a primitive name (or outer>inner)")
+            parts = name.split(">")
+            if len(parts) > 2 or not all(IDENTIFIER.match(part) for part in parts):
+                raise ValueError(f"{name!r} is not a primitive or concept name (or outer>inner)")
         return names
+
+    @field_validator("exactly")
+    @classmethod
+    def _counts(cls, counts: dict[str, int]) -> dict[str, int]:
+        for name, count in counts.items():
+            if not IDENTIFIER.match(name) or count < 0:
+                raise ValueError(f"{name!r} = {count}: a primitive or concept and a count >= 0")
+        return counts
+
+
+class RegimeConfig(_Strict):
+    """One kind of input the statement promises the hidden cases include; cases.py's
+    ``regimes()`` gives its predicate and `jaxjudge check` fails when some variant has
+    no hidden case in it."""
+
+    name: str = Field(pattern=SLUG.pattern, description="Its key in cases.py regimes().")
+    promise: str = Field(
+        min_length=1,
+        max_length=200,
+        description="What the statement promises, as learners read it on the problem page.",
+    )
 
 
 class MemoryBudgetConfig(_Strict):
@@ -109,11 +142,26 @@ class MemoryBudgetConfig(_Strict):
 
 
 class LimitsConfig(_Strict):
+    """Limits per submission (grader/timing.py, grader/calibration.py). Time is CPU time,
+    every process and thread of the sandbox together: ``CPU_FACTOR`` (5) times what the
+    reference needs on the grading machine, never less than ``cpu_seconds``; the wall
+    clock is only a backstop, three times that budget and never less than
+    ``wall_seconds``."""
+
+    cpu_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="The least CPU time a submission gets, whatever the reference needs.",
+    )
     wall_seconds: float = Field(
         30.0,
         gt=0,
         le=600,
-        description="Wall-clock budget for a whole submission (import, compile, all cases).",
+        description=(
+            "The least wall-clock time before a submission is stopped (a backstop for code"
+            " that sleeps or blocks); also its CPU budget until this machine is calibrated."
+        ),
     )
     memory_mb: int = Field(
         2048,
@@ -162,6 +210,18 @@ class ProblemConfig(_Strict):
     memory_budget: MemoryBudgetConfig | None = Field(
         None,
         description="Temporary memory must not grow with the batch (cases.py memory_probes()).",
+    )
+    allow_host_callbacks: bool = Field(
+        False,
+        description=(
+            "Whether a problem with a structure or memory requirement allows host callbacks"
+            " (pure_callback, io_callback, ffi_call): they hide a computation from the"
+            " program the requirements are read from, so they are refused unless allowed."
+        ),
+    )
+    regimes: list[RegimeConfig] = Field(
+        default_factory=list,
+        description="The kinds of input the statement promises hidden cases of (cases.py regimes()).",
     )
     variants: int = Field(
         16,
@@ -235,16 +295,24 @@ class Problem:
         """The questions of quiz.toml (grader/quiz.py), if the folder has one."""
         return load_quiz(self.folder)
 
-    @cached_property
-    def memory_probes(self) -> tuple[Case, ...]:
-        """The shapes a memory budget is measured at (empty without a budget)."""
-        if self.config.memory_budget is None:
-            return ()
-        return load_memory_probes(self.folder / "cases.py", self.config.arguments)
+    @property
+    def has_requirements(self) -> bool:
+        return self.config.structure is not None or self.config.memory_budget is not None
 
     @cached_property
     def case_bank(self) -> CaseBank:
-        return load_cases(self.folder / "cases.py", self.config.arguments, self.config.variants)
+        """Samples, every variant's hidden cases, and (with a memory budget) the probes."""
+        return load_cases(
+            self.folder / "cases.py",
+            self.config.arguments,
+            self.config.variants,
+            with_probes=self.config.memory_budget is not None,
+        )
+
+    @cached_property
+    def regime_tests(self) -> dict[str, Regime]:
+        """cases.py's predicate for each regime problem.toml promises."""
+        return load_regimes(self.folder / "cases.py")
 
     @property
     def tree_outputs(self) -> frozenset[int]:
@@ -334,7 +402,6 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
         reference_path=reference_path,
     )
     problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
-    problem.memory_probes  # noqa: B018  (likewise a budget without valid probes)
     return problem
 
 

@@ -11,7 +11,10 @@ from bytes with ``numpy.frombuffer`` and so never runs code the sender chose.
 
 Metadata is parsed strictly: only finite numbers, integers of at most 19
 digits, nesting at most ``MAX_META_DEPTH`` deep. Anything else is a
-``ProtocolError``, which the parent turns into the submission's failure.
+``ProtocolError``, which the parent turns into the submission's failure. Text is
+made valid UTF-8 here, at the boundary: JSON can carry a lone surrogate
+(``"\\ud800"``) that no strict decoder reads back, and every string of a stored
+report must read back.
 
 A job travels in two phases (see ``JobMessage``): the JOB frame carries the
 solutions and the *first* cases (a learner's samples); the hidden cases follow
@@ -77,7 +80,7 @@ class Kind(IntEnum):
     DONE = 6  # child -> parent: all solutions finished
     SAMPLES_DONE = 7  # child -> parent: every first case reported; send the hidden ones
     HIDDEN_CASES = 8  # parent -> child: the hidden cases' inputs
-    ANALYSIS = 9  # child -> parent: a solution's primitives and compiled temporary bytes
+    ANALYSIS = 9  # child -> parent: one compiled program's primitives and temporary bytes
 
 
 class ProtocolError(Exception):
@@ -136,8 +139,26 @@ def _depth(value: Any, limit: int) -> int:
     return 0
 
 
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: encodable as UTF-8."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _valid_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(key): _valid_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_valid_strings(item) for item in value]
+    return value
+
+
 def parse_meta(meta_bytes: bytes) -> dict[str, Any]:
-    """Strict JSON for frame metadata: an object, finite numbers, bounded depth."""
+    """Strict JSON for frame metadata: an object, finite numbers, bounded depth, every
+    string valid UTF-8."""
     try:
         meta = json.loads(
             meta_bytes.decode(),
@@ -153,7 +174,7 @@ def parse_meta(meta_bytes: bytes) -> dict[str, Any]:
         raise ProtocolError("frame metadata is not a JSON object")
     if _depth(meta, MAX_META_DEPTH) > MAX_META_DEPTH:
         raise ProtocolError(f"frame metadata is nested more than {MAX_META_DEPTH} levels deep")
-    return meta
+    return dict(_valid_strings(meta))
 
 
 def read_frame(stream: BinaryIO, *, max_data_bytes: int) -> Frame | None:
@@ -207,6 +228,13 @@ def pack_arrays(
     return specs, b"".join(chunks)
 
 
+def oversized_dimensions(shape: tuple[int, ...], max_elements: int) -> bool:
+    """Whether a shape's non-zero dimensions multiply past the element limit. An empty
+    array may have any other dimensions (``(0, a, b)`` has no elements whatever ``a``
+    and ``b``), so the element count alone would let two free numbers through."""
+    return math.prod(dim for dim in shape if dim) > max_elements
+
+
 def _expect_int(value: Any, what: str) -> int:
     if type(value) is not int or value < 0:
         raise ProtocolError(f"{what} must be a non-negative integer")
@@ -227,8 +255,8 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
         raise ProtocolError(f"shape must be a list of at most {MAX_NDIM} dimensions")
     shape = tuple(_expect_int(dim, "a dimension") for dim in shape_value)
     count = math.prod(shape)
-    if count > max_elements:
-        raise ProtocolError(f"array of {count} elements exceeds the limit of {max_elements}")
+    if oversized_dimensions(shape, max_elements):
+        raise ProtocolError(f"an array's dimensions exceed the limit of {max_elements} elements")
     dtype = np.dtype(dtype_name).newbyteorder("<")
     offset = _expect_int(spec.get("offset"), "offset")
     nbytes = _expect_int(spec.get("nbytes"), "nbytes")
@@ -238,23 +266,16 @@ def unpack_array(spec: Any, data: bytes, *, max_elements: int) -> np.ndarray[Any
     return flat.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
 
 
-@dataclass(frozen=True)
-class Abstract:
-    """An array argument given by its shape alone (float32): memory probes are
-    compiled, never run, so they need no values."""
-
-    shape: tuple[int, ...]
-
-
-# Case inputs: each argument a Python float, an array, a dict of str -> (array | dict),
-# or (memory probes only) an Abstract shape.
-Argument = float | np.ndarray[Any, Any] | dict[str, Any] | Abstract
+# Case inputs: each argument a Python float, an array, or a dict of str -> (array | dict).
+Argument = float | np.ndarray[Any, Any] | dict[str, Any]
 MAX_TREE_DEPTH = 8
 # Limits the child keeps to and the parent enforces (grader/child.py, grader/frames.py).
 MAX_TREE_LEAVES = 256  # leaves of one pytree output
 MAX_TREE_PATH_CHARS = 300  # a leaf's path
 MAX_PRIMITIVES = 2000  # primitive names in an ANALYSIS frame, nested ones (outer>inner) included
 MAX_PRIMITIVE_CHARS = 100  # one such name
+MAX_PRIMITIVE_COUNT = 1 << 40  # how often one occurs
+MAX_PROGRAMS = 256  # programs one solution compiles (one per shape group of its cases)
 
 
 def _tree_leaves(tree: dict[str, Any], prefix: str = "") -> list[tuple[str, np.ndarray[Any, Any]]]:
@@ -272,8 +293,6 @@ def _encode_argument(
     keys hold no "/", grader/cases.py), so that metadata stays shallow however deep it is."""
     if isinstance(value, float):
         return {"kind": "float", "value": value}, offset
-    if isinstance(value, Abstract):
-        return {"kind": "abstract", "shape": list(value.shape)}, offset
     if isinstance(value, dict):
         paths, arrays = zip(*_tree_leaves(value), strict=True)
         specs, raw = pack_arrays(list(arrays), offset)
@@ -300,8 +319,6 @@ def pack_cases(cases: list[list[Argument]], offset: int = 0) -> tuple[list[dict[
 def _decode_argument(arg: dict[str, Any], data: bytes, max_elements: int) -> Argument:
     if arg["kind"] == "float":
         return float(arg["value"])
-    if arg["kind"] == "abstract":
-        return Abstract(tuple(int(n) for n in arg["shape"]))
     if arg["kind"] == "tree":
         tree: dict[str, Any] = {}
         for path, spec in zip(arg["paths"], arg["specs"], strict=True):
@@ -344,9 +361,11 @@ class JobMessage:
     run: hundreds of cases whose compiled primitives are reused across variants).
     ``tree_outputs``: the outputs (by position) returned as pytrees, flattened with
     paths (grader/trees.py); on the wire ``{"tree": [{"path", "leaf" | "invalid"}]}``.
-    ``trace_structure``, ``memory_probes``: before its cases, each solution is traced
-    (primitives) and compiled at each probe's shapes (temporary bytes), and the child
-    sends one ANALYSIS frame (grader/requirements.py)."""
+    ``analysed``: every case says which program answered it, and each program is
+    described in one ANALYSIS frame before the first case it answers: its primitives
+    after dead-code elimination, with counts, and its executable's temporary bytes
+    (grader/requirements.py). ``compile_first``: that many leading cases are compiled
+    even when ``compiled`` is off (a trusted run analyses its samples and probes)."""
 
     entry_point: str
     n_outputs: int
@@ -359,8 +378,8 @@ class JobMessage:
     hidden_cases: int = 0
     compiled: bool = False
     tree_outputs: tuple[int, ...] = ()
-    trace_structure: bool = False
-    memory_probes: tuple[dict[str, Any], ...] = ()
+    analysed: bool = False
+    compile_first: int = 0
 
     def to_meta(self) -> dict[str, Any]:
         return {
@@ -375,8 +394,8 @@ class JobMessage:
             "hidden_cases": self.hidden_cases,
             "compiled": self.compiled,
             "tree_outputs": list(self.tree_outputs),
-            "trace_structure": self.trace_structure,
-            "memory_probes": list(self.memory_probes),
+            "analysed": self.analysed,
+            "compile_first": self.compile_first,
         }
 
     @classmethod
@@ -393,6 +412,6 @@ class JobMessage:
             hidden_cases=int(meta["hidden_cases"]),
             compiled=meta.get("compiled") is True,
             tree_outputs=tuple(int(i) for i in meta.get("tree_outputs", ())),
-            trace_structure=meta.get("trace_structure") is True,
-            memory_probes=tuple(meta.get("memory_probes", ())),
+            analysed=meta.get("analysed") is True,
+            compile_first=int(meta.get("compile_first", 0)),
         )

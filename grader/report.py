@@ -16,7 +16,6 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from grader.compare import format_shape
-from grader.protocol import Abstract
 from grader.trees import OutputTree
 from grader.verdicts import Mode, Verdict, headline
 
@@ -46,6 +45,13 @@ class CaseReport(BaseModel):
     max_rel_error: Measure = Field(None, description="Largest |actual - expected| / |expected|.")
     expected_shape: str | None = None
     actual_shape: str | None = None
+    expected_shapes: dict[str, str] | None = Field(
+        None,
+        description=(
+            "Each array output's expected shape, by output name: what the statement fixes,"
+            " all a hidden case's wrong shape may say."
+        ),
+    )
     message: str = Field("", description="Why it failed, for people.")
     failure: str | None = Field(
         None, description="A wrong answer's kind of mismatch (grader.compare.Failure)."
@@ -79,9 +85,16 @@ class GradeReport(BaseModel):
     message: str = ""
     stdout: str = Field("", description="Printed before any hidden input reached the child.")
     versions: dict[str, str] = Field(default_factory=dict, description="Runtime and backend.")
-    seconds: float = Field(0.0, description="The whole grading's wall time.")
+    seconds: Measure = Field(
+        0.0, description="The whole grading's wall time (not in a learner's view of hidden cases)."
+    )
+    cpu_limit_seconds: Measure = Field(
+        None, description="The CPU time the submission could use (grader/calibration.py)."
+    )
     # Staff only (grader.feedback removes them): which draw of the hidden
-    # inputs was graded, and what was printed while hidden cases ran.
+    # inputs was graded, what was printed while hidden cases ran, and the CPU time
+    # the whole run used.
+    cpu_seconds: Measure = None
     variant: int | None = None
     hidden_output: str = ""
     hidden_output_withheld: bool = Field(
@@ -121,18 +134,16 @@ class GradeReport(BaseModel):
         """Strict-JSON-ready data: every number finite or null."""
         data = self.model_dump(mode="json")
         data["score"] = _finite(self.score) or 0.0
-        data["seconds"] = _finite(self.seconds) or 0.0
+        data["seconds"] = _finite(self.seconds)
         for case, model in zip(data["cases"], self.cases, strict=True):
             for key in ("seconds", "max_abs_error", "max_rel_error"):
                 case[key] = _finite(getattr(model, key))
         return data
 
 
-def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any] | Abstract) -> str:
+def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any]) -> str:
     if isinstance(value, float):
         return repr(value)
-    if isinstance(value, Abstract):
-        return f"float32 array of shape {format_shape(value.shape)}"
     if isinstance(value, dict):
         return (
             "{" + ", ".join(f"{key!r}: {describe_value(item)}" for key, item in value.items()) + "}"
@@ -165,9 +176,8 @@ def _one_or_all(outputs: list[Any] | None) -> Any:
 
 
 def render_text(report: GradeReport) -> str:
-    lines = [
-        f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}, {report.seconds:.2f} s)"
-    ]
+    timing = f", {report.seconds:.2f} s" if report.seconds is not None else ""
+    lines = [f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}{timing})"]
     if report.message:
         lines += ["", report.message.rstrip()]
     if report.diagnosis:
@@ -191,6 +201,9 @@ def render_text(report: GradeReport) -> str:
         lines += ["", "Output during hidden cases (staff only):", report.hidden_output.rstrip()]
     if report.variant is not None:
         lines += ["", f"Hidden inputs: variant {report.variant}"]
+    if report.cpu_limit_seconds is not None:
+        used = f"; used {report.cpu_seconds:.2f} s" if report.cpu_seconds is not None else ""
+        lines += ["", f"CPU time limit: {report.cpu_limit_seconds:g} s{used}"]
     versions = ", ".join(f"{name} {value}" for name, value in report.versions.items())
     lines += ["", f"Runtime: {versions}"]
     return "\n".join(lines)

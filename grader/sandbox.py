@@ -8,7 +8,8 @@ One fresh sandbox per submission, discarded afterwards:
   allow-list, and `--clearenv` repeats it inside);
 - the filesystem: read-only `/usr`, the Python installation and the
   virtualenv; the child's source files (`CHILD_FILES`) at `/judge`; private
-  size-capped tmpfs at `/tmp` and `/dev/shm` as the only writable places;
+  size-capped tmpfs at `/tmp` and `/dev/shm` as the only writable places (the
+  root and `/dev` that bubblewrap builds are remounted read-only);
   read-only, the compilation cache that only the library warm-up filled
   (grader/warmup_cache.py). Nothing else of the project folder
   (`reference_solutions/`, `problems/`, the rest of `var/`) exists inside, and
@@ -141,6 +142,11 @@ def bwrap_arguments(
     args += ["--perms", "1777", "--size", str(settings.sandbox_shm_bytes), "--tmpfs", "/dev/shm"]
     if device == "gpu":
         args += _gpu_binds()
+    # bubblewrap builds the root (and /dev) on tmpfs mounts of its own, writable and
+    # sized at half of RAM: read-only once every mount point exists, so that the
+    # size-capped /tmp and /dev/shm, counted in the memory budget, are the only places
+    # a submission can write.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", SANDBOX_HOME]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
@@ -194,5 +200,7 @@ class SandboxLauncher:
             spec.memory_killed = group.oom_killed
             spec.set_memory_limit = group.set_memory_limit
             spec.set_busy = group.set_busy
+            spec.cpu_seconds = group.cpu_seconds
+            spec.threads = group.threads
             spec.cleanup.append(group.remove)
         return spec

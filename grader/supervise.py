@@ -17,35 +17,31 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from grader import protocol
 from grader.config import settings
-from grader.frames import FrameCollector
+from grader.frames import CaseJudge, FrameCollector
 from grader.gpu_sharing import MemoryWatch
 from grader.job import Job, RunOutcome
 from grader.launch import Launcher, LaunchSpec, PlainLauncher, cpu_seconds_for
 from grader.output import OutputDrain
 from grader.protocol import JobMessage, Kind, SourceRef
+from grader.timing import SandboxClock, machine_overloaded
 
 log = logging.getLogger("jaxjudge.supervise")
 STARTUP_SECONDS = 120.0
+POLL_SECONDS = 0.05  # how often a running job's CPU time is read
 NATIVE_LOG_KEEP = 8192  # bytes of a child's stderr kept for the operator's log
 MAX_INPUT_ELEMENTS = 1 << 28
-
-
-def _probe_meta(job: Job) -> list[dict[str, Any]]:
-    """Memory probes travel as metadata alone: floats and shapes, no array data."""
-    meta, data = protocol.pack_cases([list(probe.args.values()) for probe in job.memory_probes])
-    if data:
-        raise ValueError("memory probes hold floats and Abstract shapes only")
-    return meta
+RLIMIT_CPU_SLACK = 5
 
 
 def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> bytes:
@@ -64,15 +60,21 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         n_outputs=job.n_outputs,
         max_elements=max_elements,
         max_input_elements=MAX_INPUT_ELEMENTS,
-        cpu_seconds=cpu_seconds_for(job.wall_seconds),
+        # The kernel's own stop, per process, a little past the supervisor's (which
+        # counts every process of the sandbox and decides first).
+        cpu_seconds=(
+            cpu_seconds_for(job.wall_seconds)
+            if job.cpu_seconds is None
+            else math.ceil(job.cpu_seconds) + RLIMIT_CPU_SLACK
+        ),
         address_space_bytes=address_space_bytes,
         solutions=tuple(refs),
         cases=tuple(cases),
         hidden_cases=len(job.hidden_cases),
         compiled=job.compiled,
         tree_outputs=tuple(sorted(job.tree_outputs)),
-        trace_structure=job.trace_structure,
-        memory_probes=tuple(_probe_meta(job)),
+        analysed=job.analysed,
+        compile_first=job.compile_first,
     )
     return protocol.encode_frame(Kind.JOB, message.to_meta(), b"".join(chunks) + data)
 
@@ -85,8 +87,11 @@ def encode_hidden_cases(job: Job) -> bytes:
 class StartedChild:
     """A child process that is starting or waiting (after HELLO) for its one job."""
 
-    def __init__(self, launcher: Launcher, *, device: str, memory_mb: int) -> None:
+    def __init__(
+        self, launcher: Launcher, *, device: str, memory_mb: int, boosted: bool = False
+    ) -> None:
         self.device = device
+        self.boosted = boosted  # confirming a time-out: a large CPU share (grader/timing.py)
         self.max_elements = settings.max_output_elements
         self.collector = FrameCollector(self.max_elements)
         read_end, write_end = os.pipe()
@@ -157,28 +162,21 @@ class StartedChild:
             if close:
                 stdin.close()
 
-    def _deliver(self, job: Job) -> None:
+    def _deliver(self, job: Job, judge: CaseJudge | None) -> None:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
         if self.spec.set_busy is not None:
-            self.spec.set_busy(True)
-        self.collector.bind(job)
+            self.spec.set_busy(True, boosted=self.boosted)
+        self.collector.bind(job, judge)
         frame = encode_job(job, self.max_elements, self.spec.address_space_bytes(job.memory_mb))
         self._write(frame, close=not job.hidden_cases)
 
-    def _hidden_phase(self, job: Job, deadline: float) -> None:
-        """Send the hidden cases once every sample is reported, and not before."""
-        collector = self.collector
-        while not collector.samples_done.is_set():
-            if collector.ended.is_set() or self.process.poll() is not None:
-                return
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            collector.samples_done.wait(min(remaining, 0.05))
+    def _send_hidden_cases(self, job: Job) -> None:
+        """The hidden cases, once every sample is reported and not before, written by a
+        thread of their own: a child that stops reading cannot block the supervisor."""
         self.drain.cut()
-        collector.hidden_sent()
+        self.collector.hidden_sent()
         writer = threading.Thread(
             target=self._write,
             args=(encode_hidden_cases(job),),
@@ -188,7 +186,42 @@ class StartedChild:
         writer.start()
         self.threads.append(writer)
 
-    def run(self, job: Job) -> RunOutcome:
+    def _supervise(self, job: Job, outcome: RunOutcome, clock: SandboxClock) -> None:
+        """Until the child exits or a limit stops it: its CPU time from the delivery on
+        (every process of the sandbox), and the wall clock as a backstop."""
+        started = time.monotonic()
+        deadline = started + job.wall_seconds
+        cpu_at_start, sched_at_start = clock.cpu_seconds(), clock.sched()
+        hidden_pending = bool(job.hidden_cases)
+        while True:
+            if hidden_pending:  # wake the moment the samples are in, not a poll later
+                if self.collector.samples_done.wait(POLL_SECONDS):
+                    self._send_hidden_cases(job)
+                    hidden_pending = False
+                if self.process.poll() is not None:
+                    break
+            else:
+                try:
+                    self.process.wait(timeout=POLL_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            if job.cpu_seconds is not None:
+                outcome.cpu_seconds = clock.cpu_seconds() - cpu_at_start
+                if outcome.cpu_seconds > job.cpu_seconds:
+                    outcome.timed_out, outcome.time_limit = True, "cpu"
+            if not outcome.timed_out and time.monotonic() >= deadline:
+                outcome.timed_out, outcome.time_limit = True, "wall"
+            if outcome.timed_out:
+                outcome.starved = (
+                    clock.sched().since(sched_at_start).mostly_waiting or machine_overloaded()
+                )
+                break
+        # A cgroup keeps counting what exited processes used; a process tree forgets it,
+        # so there the last reading while it ran is kept if larger.
+        outcome.cpu_seconds = max(clock.cpu_seconds() - cpu_at_start, outcome.cpu_seconds or 0.0)
+
+    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
         """Deliver the job, supervise it to the end, and close the child."""
         outcome = self.collector.outcome
         started = time.monotonic()
@@ -200,17 +233,12 @@ class StartedChild:
                 log.error("%s", mismatch)
                 outcome.startup_error = mismatch
             else:
+                clock = SandboxClock(self.process.pid, self.spec.cpu_seconds, self.spec.threads)
                 started = time.monotonic()
-                deadline = started + job.wall_seconds
-                self._deliver(job)
+                self._deliver(job, judge)
                 if self.device == "gpu":
                     watch = MemoryWatch(self.process.pid, job.memory_mb, self.kill).start()
-                if job.hidden_cases:
-                    self._hidden_phase(job, deadline)
-                try:
-                    self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    outcome.timed_out = True
+                self._supervise(job, outcome, clock)
             self._stop()
             self._record(outcome, started)  # before the cgroup that knows about OOM kills goes
             if watch is not None:
@@ -263,23 +291,38 @@ class StartedChild:
 
 
 class Runner(Protocol):
-    def run(self, job: Job) -> RunOutcome: ...
+    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome: ...
 
 
-def run_retrying(first: StartedChild, start: Callable[[], StartedChild], job: Job) -> RunOutcome:
-    """Run ``job`` on ``first``; once more on a fresh child if the first failed for a
-    reason that is not the submission's: it never started (the job was not even
-    delivered), or something outside the sandbox killed it (not one of its
-    limits). A second such failure stays in the outcome: the grader's, not the
-    learner's (grader/grade.py says so)."""
-    outcome = first.run(job)
+def run_retrying(
+    first: StartedChild,
+    start: Callable[[bool], StartedChild],
+    job: Job,
+    judge: CaseJudge | None = None,
+) -> RunOutcome:
+    """Run ``job`` on ``first``; once more on a fresh child (``start(boosted)``) if the
+    first failed for a reason that is not the submission's: it never started (the job
+    was not even delivered), something outside the sandbox killed it (not one of its
+    limits), or it ran out of time while the machine was overloaded (grader/timing.py:
+    the time-out is confirmed on a child with a large CPU share, whose outcome
+    stands). A second failure of the grader's own stays in the outcome (grader/grade.py
+    says so)."""
+    outcome = first.run(job, judge)
+    if outcome.timed_out and outcome.starved:
+        log.warning(
+            "a %s time-out while the machine was overloaded; confirming it on a quiet child",
+            outcome.time_limit,
+        )
+        confirmed = start(True).run(job, judge)
+        confirmed.confirmed = True
+        return confirmed
     if outcome.startup_error is None and not outcome.killed_from_outside:
         return outcome
     reason = outcome.startup_error or "killed from outside the sandbox"
     log.warning(
         "a child failed through no fault of the submission (%s); retrying on a fresh one", reason
     )
-    return start().run(job)
+    return start(False).run(job, judge)
 
 
 class ProcessRunner:
@@ -288,8 +331,10 @@ class ProcessRunner:
     def __init__(self, launcher: Launcher | None = None) -> None:
         self.launcher = launcher or PlainLauncher(trusted=True)
 
-    def _start(self, job: Job) -> StartedChild:
-        return StartedChild(self.launcher, device=job.device, memory_mb=job.memory_mb)
+    def _start(self, job: Job, boosted: bool = False) -> StartedChild:
+        return StartedChild(
+            self.launcher, device=job.device, memory_mb=job.memory_mb, boosted=boosted
+        )
 
-    def run(self, job: Job) -> RunOutcome:
-        return run_retrying(self._start(job), lambda: self._start(job), job)
+    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
+        return run_retrying(self._start(job), lambda boosted: self._start(job, boosted), job, judge)

@@ -12,9 +12,10 @@ from app.core.db import session_scope
 from app.data import catalog
 from app.grading import queue
 from app.models import ProblemVersion
+from grader import calibration
 from grader.devices import NoDeviceError, device_for
 from grader.gpu_sharing import GpuBusyError
-from grader.grade import grade
+from grader.grade import grade, measure_reference
 from grader.pool import WarmPool
 from grader.problem import Problem
 from grader.report import GradeReport
@@ -58,8 +59,14 @@ class PoolGrader:
     def __call__(
         self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
     ) -> GradeReport:
+        pool = self._pool(device)
+        # This machine's limits for the problem: measured once, by grading its reference
+        # through the same pool, before the first submission that needs them.
+        limits = calibration.ensure(
+            problem, device, lambda p, d: measure_reference(p, d, runner=pool)
+        )
         return grade(
-            problem, code, mode=mode, device=device, runner=self._pool(device), variant=hidden_draw
+            problem, code, mode=mode, device=device, runner=pool, variant=hidden_draw, limits=limits
         )
 
     def close(self) -> None:

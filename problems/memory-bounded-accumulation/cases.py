@@ -3,7 +3,7 @@ by micro-batches; memory probes at growing batch sizes with one micro-batch size
 
 import numpy as np
 
-from grader.cases import Abstract, Case
+from grader.cases import Case
 
 
 def _case(name, *, draw, n, m, f, sample=False):
@@ -31,14 +31,7 @@ def cases(seed):
 
 
 def memory_probes():
-    # The batch grows 64x, the micro-batch stays 64: flat memory or not.
+    # The batch grows 64x, the micro-batch stays 64: flat memory or not. Probes run
+    # and are graded like any case; their memory is that of the programs that answered.
     for n in (512, 4096, 32768):
-        yield Case(
-            f"batch-{n}",
-            args={
-                "w": Abstract((64,)),
-                "x_full": Abstract((n, 64)),
-                "y_full": Abstract((n,)),
-                "micro_batch_size": 64.0,
-            },
-        )
+        yield _case(f"batch-{n}", draw=7000 + n, n=n, m=64, f=64)

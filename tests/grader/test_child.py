@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from grader.child import to_array
+from grader.protocol import JobMessage, Kind
 from grader.verdicts import Verdict
 
 LIMIT = 1000
@@ -71,9 +72,11 @@ def test_an_ndarray_subclass_becomes_a_plain_ndarray() -> None:
         ("text", Verdict.WRONG_ANSWER, "not a numeric array"),
         (np.array(["a", "b"]), Verdict.WRONG_ANSWER, "not a numeric array"),
         ({"a": 1}, Verdict.WRONG_ANSWER, "not a numeric array"),
-        (np.zeros(LIMIT + 1), Verdict.OUTPUT_LIMIT_EXCEEDED, "too large: 1001 elements"),
+        (np.zeros(LIMIT + 1), Verdict.OUTPUT_LIMIT_EXCEEDED, "too large: shape (1001,)"),
+        # Empty, but its other dimensions would carry two numbers the code chose.
+        (np.zeros((0, 40, 30)), Verdict.OUTPUT_LIMIT_EXCEEDED, "too large: shape (0, 40, 30)"),
     ],
-    ids=["none", "str", "unicode-array", "dict", "too-large"],
+    ids=["none", "str", "unicode-array", "dict", "too-large", "empty-but-wide"],
 )
 def test_what_cannot_travel_is_refused_with_its_verdict(
     value: Any, refusal: Verdict, phrase: str
@@ -94,36 +97,111 @@ def test_a_value_whose_conversion_raises_is_refused_not_raised() -> None:
     assert "could not be converted" in converted.message
 
 
-def loaded(source: str, *, name: str = "f") -> Any:
-    from grader.child import EAGER_NAMES, _Loaded, _uses_any
+class Frames:
+    """A stand-in for the child's result channel: the frames it would send."""
 
+    def __init__(self) -> None:
+        self.sent: list[tuple[Kind, dict[str, Any]]] = []
+
+    def send(self, kind: Kind, meta: dict[str, Any], data: bytes = b"") -> None:
+        self.sent.append((kind, meta))
+
+    def analyses(self) -> list[dict[str, Any]]:
+        return [meta for kind, meta in self.sent if kind is Kind.ANALYSIS]
+
+
+def job(*, analysed: bool = False) -> JobMessage:
+    return JobMessage("f", 1, LIMIT, LIMIT, 10, None, (), (), analysed=analysed, compiled=True)
+
+
+def loaded(source: str, *, name: str = "f") -> Any:
+    from grader import child
+
+    child._TOOLS.update(child._analysis_tools(jax))
     code = compile(source, "submission.py", "exec")
     namespace: dict[str, Any] = {}
     exec(code, namespace)
-    return _Loaded(0, "submission.py", namespace[name], compiled=not _uses_any(code, EAGER_NAMES))
+    return child._Loaded(
+        0, "submission.py", namespace[name], compiled=not child._uses_any(code, child.EAGER_NAMES)
+    )
+
+
+def call(solution: Any, args: list[Any], frames: Frames, *, analysed: bool = False) -> Any:
+    value, _program = solution.call(args, job(analysed=analysed), frames, compile_it=True)
+    return value
 
 
 def test_a_traceable_solution_is_compiled_once_per_static_signature() -> None:
     solution = loaded("def f(seed, x, lr):\n    return x * int(seed) * lr\n")
-    x = jnp.arange(3.0)
-    first = solution.call([2.0, x, 0.5], jax)
-    again = solution.call([2.0, x + 1, 0.25], jax)  # same static seed: the same program
-    assert solution.compiled and list(solution.jitted) == [(0,)]
+    x, frames = jnp.arange(3.0), Frames()
+    first = call(solution, [2.0, x, 0.5], frames)
+    again = call(solution, [2.0, x + 1, 0.25], frames)  # same static seed: the same program
+    assert solution.compiled and len(solution.programs) == 1
     assert first.tolist() == [0.0, 1.0, 2.0] and again.tolist() == [0.5, 1.0, 1.5]
+    call(solution, [3.0, x, 0.5], frames)  # another static value: another program
+    call(solution, [2.0, jnp.arange(4.0), 0.5], frames)  # another shape: another program
+    assert len(solution.programs) == 3 and frames.analyses() == []  # not analysed: no frames
+
+
+def test_each_program_is_announced_once_with_what_it_is_made_of() -> None:
+    solution = loaded(
+        "import jax\n"
+        "def f(x):\n"
+        "    total, _ = jax.lax.scan(lambda c, v: (c + v, None), 0.0, x)\n"
+        "    return total\n"
+    )
+    frames = Frames()
+    numbers = [
+        solution.call([v], job(analysed=True), frames, compile_it=True)[1]
+        for v in (jnp.arange(3.0), jnp.ones(3), jnp.arange(5.0))
+    ]
+    assert numbers == [0, 0, 1]
+    announced = frames.analyses()
+    assert [a["program"] for a in announced] == [0, 1]
+    counts = dict(announced[0]["primitives"])
+    assert counts["scan"] == 1 and counts["scan>add"] >= 1
+    assert announced[0]["temp_bytes"] is not None and announced[0]["error"] == ""
+
+
+def test_a_dead_scan_beside_a_python_loop_is_not_in_the_program() -> None:
+    solution = loaded(
+        "import jax\n"
+        "def f(x):\n"
+        "    jax.lax.scan(lambda c, v: (c + v, None), 0.0, x)  # computed, never used\n"
+        "    total = 0.0\n"
+        "    for v in x:\n"
+        "        total = total + v\n"
+        "    return total\n"
+    )
+    frames = Frames()
+    assert float(call(solution, [jnp.arange(4.0)], frames, analysed=True)) == 6.0
+    assert "scan" not in dict(frames.analyses()[0]["primitives"])
+
+
+def test_patching_the_memory_analysis_after_start_changes_nothing_the_child_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    solution = loaded("import jax.numpy as jnp\ndef f(x):\n    return jnp.outer(x, x).sum()\n")
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", lambda _self: None)
+    frames = Frames()
+    call(solution, [jnp.arange(64.0)], frames, analysed=True)
+    assert frames.analyses()[0]["temp_bytes"] is not None
 
 
 def test_python_that_needs_concrete_values_falls_back_to_eager_for_good() -> None:
     solution = loaded("def f(x, lr):\n    return x * 2 if float(lr) > 0.3 else x\n")
-    x = jnp.arange(3.0)
-    assert solution.call([x, 0.5], jax).tolist() == [0.0, 2.0, 4.0]  # lr is traced: float() fails
+    x, frames = jnp.arange(3.0), Frames()
+    assert call(solution, [x, 0.5], frames, analysed=True).tolist() == [0.0, 2.0, 4.0]
     assert not solution.compiled
-    assert solution.call([x, 0.1], jax).tolist() == [0.0, 1.0, 2.0]
+    assert call(solution, [x, 0.1], frames, analysed=True).tolist() == [0.0, 1.0, 2.0]
+    (eager,) = frames.analyses()  # said once, with why
+    assert eager["primitives"] is None and "ConcretizationTypeError" in eager["error"]
 
 
 def test_an_error_is_the_eager_error_with_its_own_message() -> None:
     solution = loaded("def f(x):\n    raise ValueError('my bug')\n")
     with pytest.raises(ValueError, match="my bug"):
-        solution.call([jnp.arange(3.0)], jax)
+        call(solution, [jnp.arange(3.0)], Frames())
     assert not solution.compiled
 
 
@@ -135,5 +213,5 @@ def test_code_that_prints_runs_eagerly_so_prints_show_values(
         "def f(x):\n    return helper(x) + 1\n"
     )
     assert not solution.compiled  # print is named in a nested function
-    assert solution.call([jnp.arange(3.0)], jax).tolist() == [1.0, 2.0, 3.0]
+    assert call(solution, [jnp.arange(3.0)], Frames()).tolist() == [1.0, 2.0, 3.0]
     assert capsys.readouterr().out == "sum 3.0\n"

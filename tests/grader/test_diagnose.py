@@ -1,19 +1,25 @@
-"""Known-mistake matching on made-up outputs: no child, milliseconds."""
+"""Known-mistake matching on made-up outputs, judged case by case as frames would be
+(grader/judge.py) and combined (grader/diagnose.py): no child, milliseconds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from grader.cases import Case
 from grader.config import PROJECT_ROOT
 from grader.diagnose import diagnose
 from grader.expected import Outputs, TrustedOutputs
 from grader.job import CaseOutcome, SolutionOutcome
+from grader.judge import CaseJudge
 from grader.problem import Problem, load_problem
-from grader.report import CaseReport
-from grader.verdicts import Verdict
 
 KEYS = ["tiny", "four-chunks", "many-chunks@0"]
+CASES = (
+    Case("tiny", {}, sample=True),
+    Case("four-chunks", {}, sample=True),
+    Case("many-chunks", {}),
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,72 +41,60 @@ def trusted_with(mistakes: dict[str, list[float]]) -> TrustedOutputs:
     )
 
 
-def graded(
-    outputs: list[float], verdicts: list[Verdict]
-) -> tuple[SolutionOutcome, list[CaseReport]]:
-    solution = SolutionOutcome(
-        cases={i: CaseOutcome(seconds=0.01, outputs=[*scalar(v)]) for i, v in enumerate(outputs)}
+def graded(problem: Problem, trusted: TrustedOutputs, *outputs: float | str) -> SolutionOutcome:
+    """The cases as the reader would keep them: each judged the moment it arrived."""
+    judge = CaseJudge(problem, CASES, KEYS, trusted)
+    return SolutionOutcome(
+        cases={
+            i: judge(i, CaseOutcome(0.01, outputs=[v if isinstance(v, str) else scalar(v)[0]]))
+            for i, v in enumerate(outputs)
+        }
     )
-    reports = [
-        CaseReport(name=key, hidden=False, verdict=verdict)
-        for key, verdict in zip(KEYS, verdicts, strict=True)
-    ]
-    return solution, reports
-
-
-WRONG, RIGHT = Verdict.WRONG_ANSWER, Verdict.ACCEPTED
 
 
 def test_a_wrong_answer_matching_a_mistake_on_every_failing_case_gets_its_diagnosis(
     problem: Problem,
 ) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
-    solution, reports = graded([0.5, 0.5, 0.5], [WRONG, WRONG, WRONG])
-    found = diagnose(problem, KEYS, solution, reports, trusted)
+    found = diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5))
     assert found == next(m.diagnosis for m in problem.mistakes if m.name == "missing_factor_two")
 
 
 def test_within_the_problems_tolerance_still_matches(problem: Problem) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
-    solution, reports = graded([0.5004, 0.5, 0.4996], [WRONG, WRONG, WRONG])  # atol 1e-3
-    assert diagnose(problem, KEYS, solution, reports, trusted) is not None
+    solution = graded(problem, trusted, 0.5004, 0.5, 0.4996)  # atol 1e-3
+    assert diagnose(problem, solution) is not None
 
 
 def test_one_failing_case_that_differs_from_the_mistake_means_no_diagnosis(
     problem: Problem,
 ) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
-    solution, reports = graded([0.5, 0.5, 0.7], [WRONG, WRONG, WRONG])
-    assert diagnose(problem, KEYS, solution, reports, trusted) is None
+    assert diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.7)) is None
 
 
 def test_passing_cases_are_ignored(problem: Problem) -> None:
     # The mistake agrees with the reference on "tiny"; the learner passed it.
     trusted = trusted_with({"missing_factor_two": [0.9, 0.5, 0.5]})
-    solution, reports = graded([1.0, 0.5, 0.5], [RIGHT, WRONG, WRONG])
-    assert diagnose(problem, KEYS, solution, reports, trusted) is not None
+    assert diagnose(problem, graded(problem, trusted, 1.0, 0.5, 0.5)) is not None
 
 
 def test_mistakes_are_tried_in_name_order_and_the_first_match_wins(problem: Problem) -> None:
     trusted = trusted_with({"mean_loss": [0.5, 0.5, 0.5], "missing_factor_two": [0.5, 0.5, 0.5]})
-    solution, reports = graded([0.5, 0.5, 0.5], [WRONG, WRONG, WRONG])
     first = next(m for m in problem.mistakes if m.name == "mean_loss")
-    assert diagnose(problem, KEYS, solution, reports, trusted) == first.diagnosis
+    assert diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5)) == first.diagnosis
 
 
 def test_no_wrong_answer_or_a_case_without_outputs_means_no_diagnosis(problem: Problem) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
-    solution, reports = graded([1.0, 1.0, 1.0], [RIGHT, RIGHT, RIGHT])
-    assert diagnose(problem, KEYS, solution, reports, trusted) is None
-    solution, reports = graded([0.5, 0.5, 0.5], [WRONG, WRONG, WRONG])
-    solution.cases[1] = CaseOutcome(seconds=0.01, outputs=["the function returned None"])
-    assert diagnose(problem, KEYS, solution, reports, trusted) is None
+    assert diagnose(problem, graded(problem, trusted, 1.0, 1.0, 1.0)) is None
+    solution = graded(problem, trusted, 0.5, "the function returned None", 0.5)
+    assert diagnose(problem, solution) is None
     del solution.cases[2]
-    assert diagnose(problem, KEYS, solution, reports, trusted) is None
+    assert diagnose(problem, solution) is None
 
 
 def test_a_mistake_without_outputs_for_a_case_does_not_match(problem: Problem) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
     del trusted.mistakes["missing_factor_two"]["four-chunks"]  # it failed there
-    solution, reports = graded([0.5, 0.5, 0.5], [WRONG, WRONG, WRONG])
-    assert diagnose(problem, KEYS, solution, reports, trusted) is None
+    assert diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5)) is None

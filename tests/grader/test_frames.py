@@ -23,6 +23,7 @@ from grader.grade import build_report
 from grader.job import Job, Solution
 from grader.problem import Problem
 from grader.protocol import Kind
+from grader.report import GradeReport
 from grader.verdicts import Mode
 
 SAMPLE = Case("sample", {"x": np.ones((2,), np.float32)}, sample=True)
@@ -44,7 +45,9 @@ HELLO = frame(Kind.HELLO, {"backend": "cpu", "pid": 7})
 def good_result(case: int) -> bytes:
     specs, data = protocol.pack_arrays([np.zeros((2,), np.float32)])
     return frame(
-        Kind.CASE_RESULT, {"solution": 0, "case": case, "seconds": 0.1, "outputs": specs}, data
+        Kind.CASE_RESULT,
+        {"solution": 0, "case": case, "program": None, "seconds": 0.1, "outputs": specs},
+        data,
     )
 
 
@@ -88,6 +91,7 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
                 {
                     "solution": 0,
                     "case": 0,
+                    "program": None,
                     "seconds": "1",
                     "verdict": "runtime_error",
                     "exception": "",
@@ -103,6 +107,7 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
                 {
                     "solution": 0,
                     "case": True,
+                    "program": None,
                     "seconds": 1,
                     "verdict": "runtime_error",
                     "exception": "",
@@ -118,6 +123,7 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
                 {
                     "solution": 0,
                     "case": 0,
+                    "program": None,
                     "seconds": 1,
                     "verdict": "accepted",
                     "exception": "",
@@ -133,6 +139,7 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
                 {
                     "solution": 0,
                     "case": 0,
+                    "program": None,
                     "seconds": 1,
                     "verdict": "runtime_error",
                     "exception": "E",
@@ -144,7 +151,8 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
         (
             HELLO
             + frame(
-                Kind.CASE_RESULT, {"solution": 0, "case": 0, "seconds": 1, "outputs": {"a": 1}}
+                Kind.CASE_RESULT,
+                {"solution": 0, "case": 0, "program": None, "seconds": 1, "outputs": {"a": 1}},
             ),
             "outputs",
         ),
@@ -169,7 +177,7 @@ NESTED = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
             HELLO
             + header(
                 4,
-                b'{"solution":0,"case":0,"seconds":0.1,"outputs":[{"dtype":"float32","shape":[2],"offset":0,"nbytes":8,"x":1}]}',
+                b'{"solution":0,"case":0,"program":null,"seconds":0.1,"outputs":[{"dtype":"float32","shape":[2],"offset":0,"nbytes":8,"x":1}]}',
                 b"\0" * 8,
             ),
             "unknown fields",
@@ -193,6 +201,7 @@ class _Bank:
 
         self.slug = "fuzz"
         self.mistakes = ()
+        self.has_requirements = False
         self.config = ProblemConfig(
             title="fuzz",
             track="fuzz",
@@ -236,6 +245,7 @@ JSON_VALUES = st.recursive(
 META_KEYS = [
     "solution",
     "case",
+    "program",
     "seconds",
     "outputs",
     "verdict",
@@ -294,7 +304,9 @@ def test_random_bytes_never_crash_the_reader_or_the_report(noise: bytes) -> None
 def test_huge_float64_outputs_still_give_strict_json() -> None:
     specs, data = protocol.pack_arrays([np.array([1e308, -1e308], np.float64)])
     result = frame(
-        Kind.CASE_RESULT, {"solution": 0, "case": 0, "seconds": 0.1, "outputs": specs}, data
+        Kind.CASE_RESULT,
+        {"solution": 0, "case": 0, "program": None, "seconds": 0.1, "outputs": specs},
+        data,
     )
     trusted = expected.TrustedOutputs(
         reference={"sample": [np.array([-1e308, 1e308])], "hidden@0": [np.zeros(2)]}
@@ -304,3 +316,78 @@ def test_huge_float64_outputs_still_give_strict_json() -> None:
     report = build_report(problem, Mode.SUBMIT, 0, JOB, collector.outcome, trusted)
     assert report.cases[0].verdict.value == "wrong_answer"
     json.dumps(report.to_json(), allow_nan=False)
+
+
+def test_a_lone_surrogate_from_the_child_becomes_a_replacement_character() -> None:
+    raw = (
+        b'{"solution":0,"case":0,"program":null,"seconds":0.1,"verdict":"runtime_error",'
+        b'"exception":"ValueError","message":"bad \\ud800 input \\udfff"}'
+    )
+    collector = collect(HELLO + header(int(Kind.CASE_ERROR), raw))
+    assert collector.outcome.protocol_error is None
+    message = collector.outcome.solutions[0].cases[0].message
+    assert "\ufffd" in message and message.encode("utf-8")
+    stored = json.dumps(json.loads(report_json(collector)))
+    assert GradeReport.from_stored(stored) is not None  # reads back, staff output and all
+
+
+ANALYSED = Job(
+    "solve",
+    1,
+    (Solution("s", "pass"),),
+    (SAMPLE,),
+    5.0,
+    2048,
+    hidden_cases=(HIDDEN,),
+    analysed=True,
+)
+
+
+def analysis(program: int, **fields: Any) -> bytes:
+    meta = {"solution": 0, "program": program, "primitives": [["scan", 1]], "temp_bytes": 64}
+    return frame(Kind.ANALYSIS, {**meta, "error": "", **fields})
+
+
+def result_of(program: int | None) -> bytes:
+    specs, data = protocol.pack_arrays([np.zeros((2,), np.float32)])
+    meta = {"solution": 0, "case": 0, "program": program, "seconds": 0.1, "outputs": specs}
+    return frame(Kind.CASE_RESULT, meta, data)
+
+
+def collect_analysed(stream: bytes) -> FrameCollector:
+    collector = FrameCollector(max_elements=1000)
+    collector.bind(ANALYSED)
+    collector.read_all(io.BytesIO(stream), 1 << 20, lambda: None)
+    return collector
+
+
+def test_a_case_names_the_announced_program_that_answered_it() -> None:
+    collector = collect_analysed(HELLO + analysis(0) + result_of(0))
+    assert collector.outcome.protocol_error is None
+    solution = collector.outcome.solutions[0]
+    assert solution.cases[0].program == 0
+    assert solution.programs[0].primitives == {"scan": 1} and not solution.programs[0].hidden
+
+
+@pytest.mark.parametrize(
+    ("stream", "phrase"),
+    [
+        (HELLO + result_of(0), "program index"),  # never announced
+        (HELLO + analysis(0) + result_of(None), "program index"),  # analysed: must name one
+        (HELLO + analysis(1), "in order"),
+        (HELLO + analysis(0) + analysis(0), "in order"),
+        (HELLO + analysis(0, primitives=[["scan", 1], ["scan", 2]]), "distinct"),
+        (HELLO + analysis(0, primitives=[["scan", 0]]), "distinct"),
+        (HELLO + analysis(0, primitives=[["x" * 101, 1]]), "distinct"),
+        (HELLO + analysis(0, temp_bytes=-1), "byte count"),
+        (HELLO + analysis(0, temp_bytes=1.5), "byte count"),
+    ],
+)
+def test_malformed_analyses_are_protocol_errors(stream: bytes, phrase: str) -> None:
+    error = collect_analysed(stream).outcome.protocol_error
+    assert error is not None and phrase in error
+
+
+def test_a_job_that_is_not_analysed_takes_no_analysis_and_no_program() -> None:
+    assert "out of place" in (collect(HELLO + analysis(0)).outcome.protocol_error or "")
+    assert "not analysed" in (collect(HELLO + result_of(0)).outcome.protocol_error or "")

@@ -69,8 +69,10 @@ def test_pickle_payloads_are_just_bytes() -> None:
         ({"dtype": "float32", "shape": [True], "offset": 0, "nbytes": 4}, "non-negative"),
         (
             {"dtype": "float32", "shape": [10**9], "offset": 0, "nbytes": 4 * 10**9},
-            "exceeds the limit",
+            "exceed the limit",
         ),
+        # No elements, but dimensions that would carry two numbers the child chose.
+        ({"dtype": "float32", "shape": [0, 40, 30], "offset": 0, "nbytes": 0}, "exceed the limit"),
         ({"dtype": "float32", "shape": [2], "offset": 0, "nbytes": 4}, "do not match"),
         ({"dtype": "float32", "shape": [2], "offset": 4, "nbytes": 8}, "do not match"),
         ("float32", "not an object"),
@@ -79,6 +81,11 @@ def test_pickle_payloads_are_just_bytes() -> None:
 def test_array_specs_are_validated(spec: object, phrase: str) -> None:
     with pytest.raises(ProtocolError, match=phrase):
         protocol.unpack_array(spec, b"\x00" * 8, max_elements=1000)
+
+
+def test_an_empty_array_within_the_limit_still_travels() -> None:
+    spec = {"dtype": "float32", "shape": [0, 40, 25], "offset": 0, "nbytes": 0}
+    assert protocol.unpack_array(spec, b"", max_elements=1000).shape == (0, 40, 25)
 
 
 def test_unlisted_dtypes_cannot_be_packed() -> None:

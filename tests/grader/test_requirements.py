@@ -1,73 +1,126 @@
-"""Structure and memory requirements (grader/requirements.py) and the evidence they are
-judged on: the child's primitive walk, the ANALYSIS frame, the trusted-output cache.
-Fast, no sandbox; the real sandboxed path is tests/problems/test_submissions.py
-(ema-with-scan and memory-bounded-accumulation)."""
+"""Structure and memory requirements (grader/requirements.py), judged on the programs
+that answered the cases: fast, no sandbox, evidence built by hand or by the child's
+own analysis functions in this process. The real sandboxed path (and the attacks
+that once fooled a separate analysis) is tests/hostile/test_requirement_attacks.py
+and tests/problems/test_submissions.py."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
-from grader import expected, protocol
-from grader.cases import Abstract, Case
-from grader.child import primitive_names
+from grader import child, expected
 from grader.config import PROJECT_ROOT
-from grader.frames import FrameCollector
-from grader.job import Analysis, Job, Solution
-from grader.problem import load_problem
-from grader.protocol import Kind
+from grader.job import CaseOutcome, Program, SolutionOutcome
+from grader.problem import Problem, load_problem
 from grader.requirements import memory_growth, unmet_requirement
+from grader.verdicts import Verdict
 
 EMA = load_problem(PROJECT_ROOT / "problems" / "ema-with-scan")
 MEMORY = load_problem(PROJECT_ROOT / "problems" / "memory-bounded-accumulation")
+PARALLEL = load_problem(PROJECT_ROOT / "problems" / "data-parallel-accumulation")
 
 
-def test_a_scan_meets_the_structure_requirement() -> None:
-    assert unmet_requirement(EMA, Analysis(primitives=frozenset({"scan", "mul", "add"}))) is None
-
-
-def test_a_missing_scan_is_named_after_what_the_problem_asks() -> None:
-    message = unmet_requirement(EMA, Analysis(primitives=frozenset({"mul", "add"})))
-    assert message is not None
-    assert message.startswith("This problem asks you to write the recurrence with lax.scan")
-    assert message.endswith("Your function has no `scan`.")
-
-
-def test_a_forbidden_primitive_is_named() -> None:
-    message = unmet_requirement(EMA, Analysis(primitives=frozenset({"scan", "pure_callback"})))
-    assert message is not None and "has `pure_callback`, which" in message
-
-
-def test_a_nested_primitive_is_named_with_what_it_is_inside() -> None:
-    problem = load_problem(PROJECT_ROOT / "problems" / "data-parallel-accumulation")
-    evidence = frozenset({"shard_map", "scan", "psum_invariant", "scan>psum_invariant"})
-    message = unmet_requirement(problem, Analysis(primitives=evidence))
-    assert message is not None
-    assert message.endswith(
-        "has `psum_invariant` inside a `scan`, which this problem does not allow."
+def answered_by(*programs: Program, cases: list[int] | None = None) -> SolutionOutcome:
+    """A solution whose case i was answered by program ``cases[i]`` (default: i)."""
+    which = cases if cases is not None else list(range(len(programs)))
+    return SolutionOutcome(
+        cases={i: CaseOutcome(0.1, program=p) for i, p in enumerate(which)},
+        programs=list(programs),
     )
-    after_the_loop = frozenset({"shard_map", "scan", "psum_invariant", "shard_map>psum_invariant"})
-    assert unmet_requirement(problem, Analysis(primitives=after_the_loop)) is None
 
 
-def test_a_function_that_cannot_be_traced_does_not_meet_a_structure_requirement() -> None:
-    message = unmet_requirement(
-        EMA, Analysis(primitives=None, error="ConcretizationTypeError: Abstract tracer value\n")
-    )
-    assert message is not None and "ConcretizationTypeError" in message
+def unmet(problem: Problem, solution: SolutionOutcome, probes: list[int] = []) -> str | None:  # noqa: B006
+    return unmet_requirement(problem, solution, range(len(solution.cases)), probes)
+
+
+def compiled(**counts: int) -> Program:
+    return Program(primitives={k.replace("__", ">"): v for k, v in counts.items()}, temp_bytes=64)
+
+
+def test_a_loop_meets_a_loop_requirement_whatever_its_primitive() -> None:
+    assert unmet(EMA, answered_by(compiled(scan=1, mul=2))) is None
+    assert unmet(EMA, answered_by(compiled(**{"while": 1}))) is None
+
+
+def test_a_missing_loop_is_named_after_what_the_problem_asks() -> None:
+    message = unmet(EMA, answered_by(compiled(mul=30, add=30)))
+    assert message is not None
+    assert message.startswith("This problem asks you to write the recurrence as a loop")
+    assert message.endswith("Your function has no loop (`scan`, `fori_loop`, `while_loop`).")
+
+
+def test_every_program_must_meet_it_not_only_the_first() -> None:
+    # A loop for the samples' shapes, a Python loop for the hidden ones.
+    solution = answered_by(compiled(scan=1), Program(primitives={"add": 9}, hidden=True))
+    message = unmet(EMA, solution)
+    assert message is not None and message.startswith("For a hidden case's input shapes:")
+
+
+def test_a_hidden_programs_failure_says_the_rule_and_nothing_the_program_chose() -> None:
+    said = [
+        unmet(PARALLEL, answered_by(Program(primitives=counts, hidden=True)))
+        for counts in (
+            {"shard_map": 1, "psum": 1, "scan": 1, "scan>psum": 1},
+            {"shard_map": 1, "pmax": 1, "while": 1, "while>pmax": 1},
+        )
+    ]
+    assert said[0] == said[1] and said[0] is not None
+    assert "a cross-device reduction (`psum`, `pmean`, ...) inside a loop" in said[0]
+
+
+def test_a_reduction_inside_any_loop_is_refused_by_intent() -> None:
+    for loop in ("scan", "while"):
+        for reduction in ("psum", "psum_invariant", "pmax"):
+            counts = {"shard_map": 1, loop: 1, reduction: 1, f"{loop}>{reduction}": 1}
+            message = unmet(PARALLEL, answered_by(Program(primitives=counts)))
+            assert message is not None, (loop, reduction)
+            assert f"a `{reduction}` inside a `{loop}`" in message
+
+
+def test_exactly_one_reduction_catches_one_per_unrolled_micro_batch() -> None:
+    once = {"shard_map": 1, "scan": 1, "psum": 1}
+    assert unmet(PARALLEL, answered_by(Program(primitives=once))) is None
+    unrolled = {"shard_map": 1, "psum_invariant": 4}
+    message = unmet(PARALLEL, answered_by(Program(primitives=unrolled)))
+    assert message is not None and "has 4 cross-device reduction" in message
+
+
+def test_host_callbacks_are_refused_wherever_a_requirement_exists() -> None:
+    message = unmet(EMA, answered_by(compiled(scan=1, pure_callback=1)))
+    assert message is not None and "`pure_callback`" in message
+    message = unmet(MEMORY, answered_by(compiled(io_callback=1)), probes=[0])
+    assert message is not None and "Host callbacks" in message
+
+
+def test_code_that_ran_op_by_op_does_not_meet_a_structure_requirement() -> None:
+    eager = Program(primitives=None, error="ConcretizationTypeError: Abstract tracer value\n")
+    message = unmet(EMA, answered_by(eager))
+    assert message is not None and "could not be compiled" in message
+    assert "ConcretizationTypeError" in message
+    hidden = Program(primitives=None, error="ValueError: 0.123456", hidden=True)
+    message = unmet(EMA, answered_by(hidden))
+    assert message is not None and "0.123456" not in message
+
+
+def probes(*temp: int | None) -> SolutionOutcome:
+    return answered_by(*(Program(primitives={"scan": 1}, temp_bytes=t) for t in temp))
 
 
 def test_flat_memory_is_within_the_budget_and_growth_is_not() -> None:
-    assert unmet_requirement(MEMORY, Analysis(temp_bytes=(17_028, 17_028, 17_100))) is None
-    message = unmet_requirement(MEMORY, Analysis(temp_bytes=(4_096, 32_768, 262_144)))
+    assert unmet(MEMORY, probes(17_028, 17_028, 17_100), [0, 1, 2]) is None
+    message = unmet(MEMORY, probes(4_096, 32_768, 262_144), [0, 1, 2])
     assert message is not None
     assert "grows 51.4x from probe 'batch-512' (4,096 bytes) to probe 'batch-32768'" in message
+
+
+def test_memory_that_was_not_measured_does_not_meet_the_budget() -> None:
+    message = unmet(MEMORY, probes(17_028, None, 17_028), [0, 1, 2])
+    assert message is not None and "could not be measured" in message
 
 
 def test_tiny_byte_counts_do_not_make_a_large_growth() -> None:
@@ -75,10 +128,19 @@ def test_tiny_byte_counts_do_not_make_a_large_growth() -> None:
     assert memory_growth((4_096, 262_144)) > 50
 
 
-def test_no_evidence_means_nothing_to_hold_against_the_learner() -> None:
-    assert unmet_requirement(MEMORY, None) is None
-    # A backend without memory analysis reports neither bytes nor an error.
-    assert unmet_requirement(MEMORY, Analysis(temp_bytes=None)) is None
+def test_no_cases_or_a_solution_that_did_not_load_has_nothing_to_hold() -> None:
+    assert unmet(EMA, SolutionOutcome()) is None
+    failed = answered_by(compiled(add=1))
+    assert unmet(EMA, failed) is not None
+    failed.error_verdict = Verdict.SYNTAX_ERROR  # its own verdict says it all
+    assert unmet(EMA, failed) is None
+
+
+def counted(function: Any, *args: Any) -> dict[str, int]:
+    """What the child reports of a function: its traced jaxpr, dead code removed."""
+    child._TOOLS.update(child._analysis_tools(jax))
+    traced = jax.jit(function).trace(*args)
+    return child.primitive_counts(child._dead_code_removed(traced.jaxpr))
 
 
 def test_the_primitive_walk_finds_a_scan_nested_in_jit_and_cond() -> None:
@@ -88,84 +150,29 @@ def test_the_primitive_walk_finds_a_scan_nested_in_jit_and_cond() -> None:
     def outer(x: Any) -> Any:
         return jax.lax.cond(x.sum() > 0, jax.jit(inner), lambda x: x.sum(), x)
 
-    names = primitive_names(jax.make_jaxpr(outer)(jnp.ones(3)))
-    assert {"scan", "cond", "cond>scan", "cond>add", "scan>add"} <= names
+    names = counted(outer, jnp.ones(3))
+    assert {"scan", "cond", "cond>scan", "cond>add", "scan>add"} <= set(names)
     assert "scan>cond" not in names
 
 
-def test_a_python_loop_leaves_no_scan() -> None:
+def test_a_python_loop_leaves_no_scan_and_a_fori_loop_leaves_one() -> None:
     def unrolled(x: Any) -> Any:
         total = 0.0
         for row in x:
             total = total + row
         return total
 
-    assert "scan" not in primitive_names(jax.make_jaxpr(unrolled)(jnp.ones((4, 2))))
+    def fori(x: Any) -> Any:
+        return jax.lax.fori_loop(0, x.shape[0], lambda i, c: c + x[i], jnp.zeros(x.shape[1]))
+
+    assert "scan" not in counted(unrolled, jnp.ones((4, 2)))
+    assert counted(fori, jnp.ones((4, 2)))["scan"] == 1
 
 
-PROBE = Case("batch-8", {"x": Abstract((8, 2)), "m": 4.0})
-JOB = Job(
-    "solve",
-    1,
-    (Solution("s", "pass"),),
-    (Case("sample", {"x": np.ones((2, 2), np.float32), "m": 1.0}, sample=True),),
-    5.0,
-    2048,
-    trace_structure=True,
-    memory_probes=(PROBE, PROBE),
-)
-
-
-def frames(*items: tuple[Kind, dict[str, Any]]) -> FrameCollector:
-    collector = FrameCollector(max_elements=1000)
-    collector.bind(JOB)
-    stream = protocol.encode_frame(Kind.HELLO, {"backend": "cpu", "pid": 1})
-    for kind, meta in items:
-        stream += protocol.encode_frame(kind, meta)
-    collector.read_all(io.BytesIO(stream), 1 << 20, lambda: None)
-    return collector
-
-
-GOOD = {"solution": 0, "primitives": ["scan"], "temp_bytes": [10, 20], "error": ""}
-RESULT = {"solution": 0, "case": 0, "seconds": 0.1, "outputs": [{"invalid": "x"}]}
-
-
-def test_the_analysis_frame_is_read_into_the_solution() -> None:
-    collector = frames((Kind.ANALYSIS, GOOD), (Kind.CASE_RESULT, RESULT))
-    assert collector.outcome.protocol_error is None
-    assert collector.outcome.solutions[0].analysis == Analysis(frozenset({"scan"}), (10, 20), "")
-
-
-@pytest.mark.parametrize(
-    "items",
-    [
-        [(Kind.CASE_RESULT, RESULT)],  # a case before the analysis
-        [(Kind.ANALYSIS, GOOD), (Kind.ANALYSIS, GOOD)],  # twice
-        [(Kind.ANALYSIS, {**GOOD, "temp_bytes": [10]})],  # not one count per probe
-        [(Kind.ANALYSIS, {**GOOD, "temp_bytes": [10, -1]})],
-        [(Kind.ANALYSIS, {**GOOD, "primitives": "scan"})],
-        [(Kind.ANALYSIS, {**GOOD, "primitives": ["x" * 500]})],
-    ],
-)
-def test_malformed_or_misplaced_analysis_is_a_protocol_error(
-    items: list[tuple[Kind, dict[str, Any]]],
-) -> None:
-    assert frames(*items).outcome.protocol_error
-
-
-def test_memory_probes_travel_as_shapes_alone() -> None:
-    meta, data = protocol.pack_cases([list(PROBE.args.values())])
-    assert data == b""
-    assert protocol.unpack_cases(meta, data, max_elements=0) == [[Abstract((8, 2)), 4.0]]
-
-
-def test_trusted_analyses_survive_the_disk_cache(tmp_path: Path) -> None:
+def test_trusted_verdicts_on_requirements_survive_the_disk_cache(tmp_path: Path) -> None:
     trusted = expected.TrustedOutputs(
         reference={"sample": [np.zeros(2, np.float32)]},
-        analyses={
-            "reference": Analysis(frozenset({"scan"}), (5, 5), ""),
-            "python_loop": Analysis(frozenset(), None, "TypeError: no\n"),
-        },
+        unmet={"python_loop": "This problem asks ... Your function has no loop."},
     )
     expected._save(tmp_path / "cache.npz", trusted)
-    assert expected._load(tmp_path / "cache.npz").analyses == trusted.analyses
+    assert expected._load(tmp_path / "cache.npz").unmet == trusted.unmet

@@ -159,7 +159,9 @@ def collect(outputs: list[Any], data: bytes) -> FrameCollector:
     stream = protocol.encode_frame(
         Kind.HELLO, {"backend": "cpu", "pid": 1}
     ) + protocol.encode_frame(
-        Kind.CASE_RESULT, {"solution": 0, "case": 0, "seconds": 0.1, "outputs": outputs}, data
+        Kind.CASE_RESULT,
+        {"solution": 0, "case": 0, "program": None, "seconds": 0.1, "outputs": outputs},
+        data,
     )
     collector.read_all(io.BytesIO(stream), 1 << 20, lambda: None)
     return collector
@@ -198,7 +200,9 @@ def test_malformed_tree_outputs_are_protocol_errors(outputs: list[Any]) -> None:
     assert collect(outputs, b"\0" * 4).outcome.protocol_error
 
 
-def test_hidden_cases_name_the_failing_leaf_and_nothing_more() -> None:
+def test_hidden_cases_say_the_kind_of_mismatch_and_not_the_leaf() -> None:
+    # Which leaf fails first is the learner's choice, so even a path of the reference's
+    # tree would carry a number the code chose (log2 of the leaf count, per case).
     case = CaseReport(
         name="wide",
         hidden=True,
@@ -212,8 +216,8 @@ def test_hidden_cases_name_the_failing_leaf_and_nothing_more() -> None:
         problem="p", mode="submit", verdict=Verdict.WRONG_ANSWER, score=0.0, cases=[case]
     )
     [seen] = learner_view(report).cases
-    assert seen.leaf == "params/dense_1/b"
-    assert seen.message == "leaf params/dense_1/b: the output is outside the tolerance"
+    assert seen.leaf is None
+    assert seen.message == "the output is outside the tolerance"
     assert seen.max_abs_error is None and "0.25" not in seen.model_dump_json()
 
 

@@ -19,7 +19,7 @@ import pytest
 from grader import expected
 from grader.cases import case_key
 from grader.config import PROJECT_ROOT
-from grader.feedback import KNOWN_EXCEPTIONS, learner_view
+from grader.feedback import learner_view
 from grader.grade import grade
 from grader.pool import WarmPool
 from grader.problem import Problem, load_problem
@@ -153,6 +153,9 @@ def marker_processes() -> list[str]:
 
 def assert_nothing_leaked(report: GradeReport) -> None:
     text = json.dumps(report.to_json())
+    # Stored as UTF-8 and read back whole (a lone surrogate from the sandbox would not be).
+    stored = json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
+    assert GradeReport.from_stored(stored.decode("utf-8")) is not None
     assert ENV_CANARY not in text, "the grading process's environment leaked into the verdict"
     assert REFERENCE_CANARY not in text, "the reference leaked into the verdict"
 
@@ -183,9 +186,11 @@ def assert_hidden_cases_silent(problem: Problem, report: GradeReport) -> None:
         numbers = (case.seconds, case.max_abs_error, case.max_rel_error)
         assert numbers == (None, None, None), f"{case.name}: a hidden case shows a number"
         assert (case.inputs, case.expected, case.actual) == (None, None, None)
-        assert case.exception is None or case.exception in KNOWN_EXCEPTIONS
+        # Nothing the learner's code chose: not its shape, a leaf, an exception's name.
+        assert (case.actual_shape, case.leaf, case.exception) == (None, None, None)
         assert len(case.message) < 200
     assert view.variant is None and view.hidden_output == ""
+    assert view.seconds is None or report.variant is None  # no whole-run time with hidden cases
     if report.variant is not None:
         text = json.dumps(view.to_json())
         for needle in hidden_needles(problem, report.variant):
