@@ -36,6 +36,11 @@ class ConflictError(DomainError):
 
 
 class TooManyError(DomainError):
-    """A cap is reached (submissions waiting, submits per hour)."""
+    """A cap is reached (submissions waiting, submits per hour, wrong join codes);
+    ``retry_after``: seconds until it may be tried again, where that is known."""
 
     status = 429
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -141,7 +141,9 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, error: DomainError) -> Response:
         """Every domain error becomes its status once, here: JSON under /api/, a page elsewhere."""
-        return _error_answer(request, error.status, str(error))
+        retry = getattr(error, "retry_after", None)
+        headers = {"Retry-After": str(retry)} if retry else None
+        return _error_answer(request, error.status, str(error), headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:

@@ -56,6 +56,9 @@ class SlidingWindow:
 # Failed sign-ins per address (every name together), and new accounts per address.
 failed_sign_ins = SlidingWindow(limit=20, seconds=300)
 sign_ups = SlidingWindow(limit=5, seconds=3600)
+# Wrong course join codes, per account and per address: a code is a password to a course.
+wrong_join_codes_by_account = SlidingWindow(limit=10, seconds=900)
+wrong_join_codes_by_address = SlidingWindow(limit=20, seconds=300)
 
 
 def reset_all() -> None:
@@ -64,4 +67,6 @@ def reset_all() -> None:
 
     failed_sign_ins.clear()
     sign_ups.clear()
+    wrong_join_codes_by_account.clear()
+    wrong_join_codes_by_address.clear()
     unknown_names.clear()

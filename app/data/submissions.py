@@ -1,11 +1,19 @@
-"""Data functions for submissions: keyword-only arguments, no HTTP concerns."""
+"""Data functions for submissions: keyword-only arguments, no HTTP concerns.
+
+A learner's caps (submissions waiting, submits per hour) are counted and the new row
+inserted under one lock on the learner's own row, taken by the transaction's first
+write (``_serialise_for``): on PostgreSQL a row lock that concurrent requests of the
+same learner queue behind (each counts again once the previous one committed); on
+SQLite the database's write lock, which the first write takes before anything is
+read. Counting first and inserting after, ten requests at once at 57 of 60 all got in.
+"""
 
 from __future__ import annotations
 
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import TooManyError
@@ -40,6 +48,13 @@ def submits_in_the_last_hour(*, session: Session, user_id: int, problem: str) ->
     )
 
 
+def _serialise_for(session: Session, user_id: int) -> None:
+    """Hold the learner's row until the transaction ends: a write of nothing (id = id)
+    that every database takes a lock for, so concurrent requests of one learner count
+    and insert one after the other."""
+    session.execute(update(User).where(User.id == user_id).values(id=User.id))
+
+
 def create_submission(
     *,
     session: Session,
@@ -52,6 +67,7 @@ def create_submission(
     max_submits_per_hour: int | None = None,
     client_key: str | None = None,
 ) -> Submission:
+    _serialise_for(session, user.id)
     if queued_count(session=session, user_id=user.id) >= max_queued:
         raise TooManyError(
             f"you already have {max_queued} submissions waiting; wait for one to finish"

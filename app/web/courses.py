@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
 from app.core.downloads import csv_response
+from app.core.throttle import client_address
 from app.data import catalog, courses
 from app.errors import DomainError, NotFoundError
 from app.reports import exports, gradebook
@@ -54,13 +55,15 @@ def join_course(
     code: Annotated[str, Form()],
 ) -> Response:
     try:
-        course = courses.join_course(session=session, code=code, user=user)
+        course = courses.join_course(
+            session=session, code=code, user=user, address=client_address(request)
+        )
     except DomainError as error:
         return page(
             request,
             "courses.html",
             user,
-            status.HTTP_400_BAD_REQUEST,
+            error.status,
             memberships=courses.courses_of(session=session, user=user),
             error=str(error),
         )

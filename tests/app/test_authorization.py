@@ -190,7 +190,9 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
         course = courses.create_course(session=session, name="C", instructor=users["instructor"])
         courses.create_course(session=session, name="C2", instructor=users["other_instructor"])
         courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
-        courses.join_course(session=session, code=course.join_code, user=users["learner"])
+        courses.join_course(
+            session=session, code=course.join_code, user=users["learner"], address="test"
+        )
         submission = Submission(user_id=users["learner"].id, problem=BANK_SLUG, code="x",
                                 mode="submit", status="done", verdict="wrong_answer", score=0.0,
                                 problem_version_id=catalog.live_version(session, BANK_SLUG).id)  # type: ignore[union-attr]  # fmt: skip

@@ -121,3 +121,24 @@ def test_every_instructor_route_is_typed_in_openapi(client: TestClient) -> None:
         "text/csv"
         in paths["/api/courses/{course_id}/grades.csv"]["get"]["responses"]["200"]["content"]
     )
+
+
+def test_guessing_join_codes_is_throttled_per_account_and_per_address(client: TestClient) -> None:
+    teacher = token_for("teacher", role="instructor")
+    code = client.post("/api/courses", json={"name": "C"}, headers=teacher).json()["join_code"]
+    guesser, other = token_for("guesser"), token_for("other")
+    for attempt in range(10):
+        wrong = client.post(
+            "/api/courses/join", json={"code": f"WRONG{attempt:03d}"}, headers=guesser
+        )
+        assert wrong.status_code == 400, wrong.text
+    refused = client.post("/api/courses/join", json={"code": code}, headers=guesser)
+    assert refused.status_code == 429  # even the right code, while throttled (like a password)
+    assert int(refused.headers["Retry-After"]) > 0
+    assert "too many wrong join codes" in refused.json()["detail"]
+    # Another account from the same address: its own ten, until the address has had twenty.
+    assert client.post("/api/courses/join", json={"code": code}, headers=other).status_code == 200
+    for attempt in range(10):
+        client.post("/api/courses/join", json={"code": f"OTHER{attempt:03d}"}, headers=other)
+    third = token_for("third")
+    assert client.post("/api/courses/join", json={"code": code}, headers=third).status_code == 429

@@ -56,7 +56,9 @@ def seeded(database: str) -> int:
             learners[name] = accounts.create_user(
                 session=session, name=name, password="long test password"
             )
-            courses.join_course(session=session, code=course.join_code.lower(), user=learners[name])
+            courses.join_course(
+                session=session, code=course.join_code.lower(), user=learners[name], address="test"
+            )
         for member in session.scalars(select(CourseMember)):
             member.joined_at = JOINED  # before the seeded submits: they count for the course
         courses.assign(

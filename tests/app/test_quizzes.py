@@ -28,7 +28,7 @@ def course(database: str) -> int:
             learner = accounts.create_user(
                 session=session, name=name, password="long test password"
             )
-            courses.join_course(session=session, code=made.join_code, user=learner)
+            courses.join_course(session=session, code=made.join_code, user=learner, address="test")
         courses.assign(session=session, course=made, problem=SLUG, due_at=None)
         return made.id
 

@@ -71,7 +71,9 @@ def course(private_bank: Path) -> int:
             learner = accounts.create_user(
                 session=session, name=name, password="long test password"
             )
-            courses.join_course(session=session, code=course.join_code, user=learner)
+            courses.join_course(
+                session=session, code=course.join_code, user=learner, address="test"
+            )
             session.add(Submission(user_id=learner.id, problem=BANK_SLUG, code=f"# {name}\n",
                                    mode="submit", status="done", verdict="wrong_answer",
                                    score=0.0, problem_version_id=v1.id,
@@ -306,7 +308,7 @@ def test_a_regrade_applied_in_one_course_changes_only_that_course(
         courses.assign(session=session, course=other, problem=BANK_SLUG, due_at=None)
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
-        courses.join_course(session=session, code=other.join_code, user=ada)
+        courses.join_course(session=session, code=other.join_code, user=ada, address="test")
         for member in session.scalars(
             select(CourseMember).where(CourseMember.course_id == other.id)
         ):

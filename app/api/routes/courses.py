@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response, status
+from fastapi import APIRouter, Depends, Request, Response, status
 
 from app.api.deps import CurrentUser, SessionDep
 from app.core.downloads import csv_response
+from app.core.throttle import client_address
 from app.course_schemas import (
     AssignmentCreate,
     AssignmentPublic,
@@ -82,8 +83,12 @@ def create_course(body: CourseCreate, user: CurrentUser, session: SessionDep) ->
 
 
 @router.post("/join", response_model=CoursePublic)
-def join_course(body: CourseJoin, user: CurrentUser, session: SessionDep) -> CoursePublic:
-    course = courses.join_course(session=session, code=body.code, user=user)
+def join_course(
+    request: Request, body: CourseJoin, user: CurrentUser, session: SessionDep
+) -> CoursePublic:
+    course = courses.join_course(
+        session=session, code=body.code, user=user, address=client_address(request)
+    )
     role = courses.membership(session=session, course=course, user=user) or MemberRole.LEARNER
     return _public(session, course, role)
 
