@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import calibration, expected
-from grader.cases import case_key, load_cases, same_value
+from grader.cases import case_key, in_regime, load_cases, same_value
 from grader.errors import ProblemError
 from grader.expected import Outputs
 from grader.grade import grade
@@ -30,6 +30,7 @@ from grader.verdicts import Verdict, headline
 
 SEPARATION = 10.0
 MIN_MISTAKES = 4
+MIN_REGIMES = 2
 # Two runs of the reference must agree far inside the tolerance.
 DETERMINISM_FRACTION = 0.01
 
@@ -40,6 +41,9 @@ class CheckResult:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    # The mistake that comes closest to passing, by its best hidden case on its worst
+    # variant, in tolerances (requirement-rejected mistakes and errors do not count).
+    weakest: tuple[str, float] | None = None
 
     @property
     def ok(self) -> bool:
@@ -109,6 +113,8 @@ def _check_mistakes(
             for variant in range(problem.case_bank.variants)
         ]
         weakest_case, weakest = min(per_variant, key=lambda item: item[1])
+        if weakest != float("inf") and (result.weakest is None or weakest < result.weakest[1]):
+            result.weakest = (mistake.name, weakest)
         if weakest < SEPARATION:
             result.errors.append(
                 f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"
@@ -141,9 +147,67 @@ def check_problem(
         for name in leftover_todos(folder)
     ]
     if _cases_are_deterministic(problem, result):
+        _check_regimes(problem, result)
         _check_runs(problem, result, device)
+        if result.weakest is not None:
+            name, gap = result.weakest
+            result.notes.append(
+                f"weakest separation: mistakes/{name}.py at {gap:.3g}x the tolerance"
+            )
     result.timings["total"] = time.monotonic() - started
     return result
+
+
+def _check_regimes(problem: Problem, result: CheckResult) -> None:
+    """Every regime problem.toml promises has a predicate in cases.py, and every
+    variant has a hidden case in it: a case set catches only the mistakes its inputs
+    exercise."""
+    promised = {regime.name: regime for regime in problem.config.regimes}
+    try:
+        tests = problem.regime_tests
+    except ProblemError as error:
+        result.errors.append(str(error))
+        return
+    if len(promised) < MIN_REGIMES:
+        result.errors.append(
+            f"problem.toml: {len(promised)} regime(s) promised; at least {MIN_REGIMES} are required"
+            " ([[regimes]] with a name and the statement's promise, and a predicate for each in"
+            " cases.py regimes())"
+        )
+    for name in sorted(set(tests) - set(promised)):
+        result.errors.append(
+            f"cases.py: regimes() names {name!r}, which problem.toml does not promise"
+        )
+    for name, regime in promised.items():
+        test = tests.get(name)
+        if test is None:
+            result.errors.append(f"cases.py: regimes() has no predicate for {name!r}")
+            continue
+        try:
+            covering = [
+                [
+                    case.name
+                    for case in problem.case_bank.for_variant(v)
+                    if in_regime(problem.folder / "cases.py", name, test, case)
+                ]
+                for v in range(problem.case_bank.variants)
+            ]
+        except ProblemError as error:
+            result.errors.append(str(error))
+            continue
+        empty = [v for v, names in enumerate(covering) if not names]
+        if empty:
+            result.errors.append(
+                f"regime {name!r} ({regime.promise}): no hidden case of variant"
+                f" {empty[0]} is in it ({len(empty)} variant(s) without one); add hidden cases"
+                " that exercise it in every variant"
+            )
+        else:
+            fewest = min(covering, key=len)
+            result.notes.append(
+                f"regime {name!r}: in every variant (at least {len(fewest)} hidden case(s),"
+                f" e.g. {', '.join(fewest[:3])})"
+            )
 
 
 def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:

@@ -95,7 +95,9 @@ def _case_reports(
         if got is not None and got.judged is not None:
             reports.append(got.judged.report)
             continue
-        report = CaseReport(name=case.name, hidden=case.hidden, verdict=Verdict.SKIPPED)
+        report = CaseReport(
+            name=case.name, hidden=case.hidden, probe=case.probe, verdict=Verdict.SKIPPED
+        )
         if not stopped and not solution.error_verdict:
             report.verdict, report.message = _missing_case_verdict(
                 outcome, problem.config.limits.memory_mb

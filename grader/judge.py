@@ -89,7 +89,9 @@ class CaseJudge:
     def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
         case, key = self.cases[position], self.keys[position]
         desired = self.trusted.reference[key]
-        report = CaseReport(name=case.name, hidden=case.hidden, verdict=Verdict.SKIPPED)
+        report = CaseReport(
+            name=case.name, hidden=case.hidden, probe=case.probe, verdict=Verdict.SKIPPED
+        )
         report.seconds = round(outcome.seconds, 6)
         if case.hidden:
             report.expected_shapes = _expected_shapes(self.problem, desired)

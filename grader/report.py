@@ -39,6 +39,9 @@ class CaseReport(BaseModel):
 
     name: str = Field(description="The case's name in cases.py.")
     hidden: bool = Field(description="Hidden cases reveal only their verdict to learners.")
+    probe: bool = Field(
+        False, description="A memory probe: graded like a sample, run for its memory."
+    )
     verdict: Verdict
     seconds: Measure = Field(None, description="Time spent in the learner's function.")
     max_abs_error: Measure = Field(None, description="Largest |actual - expected|.")

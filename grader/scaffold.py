@@ -25,11 +25,22 @@ device = "any"
 name = "result"
 description = "float array with the same shape as x"
 
+# The kinds of input the statement promises hidden cases of; cases.py regimes() says
+# which cases are in each, and `check` fails when a variant has none.
+[[regimes]]
+name = "negative-scale"
+promise = "a negative scale"
+
+[[regimes]]
+name = "two-dimensional"
+promise = "inputs with more than one dimension"
+
 [tolerance]
 rtol = 1e-5
 atol = 1e-6
 
 [limits]
+cpu_seconds = 10
 wall_seconds = 30
 memory_mb = 2048
 """,
@@ -69,6 +80,14 @@ def cases(seed):
     yield Case("sample", sample=True, args={"x": fixed.normal(size=(3,)).astype(np.float32), "scale": 2.0})
     fresh = np.random.default_rng([seed, 1])
     yield Case("hidden-1", args={"x": fresh.normal(size=(5, 2)).astype(np.float32), "scale": -3.0})
+
+
+def regimes():
+    """Each regime problem.toml promises, as a predicate on a case's arguments."""
+    return {
+        "negative-scale": lambda args: args["scale"] < 0,
+        "two-dimensional": lambda args: args["x"].ndim > 1,
+    }
 ''',
     "mistakes/returns_input.py": '''"""You returned x unchanged; multiply it by scale."""
 

@@ -17,7 +17,8 @@ A time-out decided while the machine was overloaded is not final: the sandbox's
 threads are measured for how long they waited on a run queue against how long they
 ran (``/proc/<tid>/schedstat``), and a run that mostly waited, or any time-out while
 the load average exceeds the cores, is run once more on a fresh child with a large
-CPU share (grader/supervise.py ``run_retrying``), whose verdict stands.
+CPU share and a longer wall clock, the same CPU budget (grader/supervise.py
+``run_retrying``), whose verdict stands.
 
 The budget itself is calibrated per machine (grader/calibration.py): a multiple of
 the reference's CPU time measured here, never below the problem's floor.

@@ -59,9 +59,7 @@ def test_every_problem_with_a_requirement_is_attacked() -> None:
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_a_requirement_is_read_from_the_program_that_answered(
-    attack: Path, pool: WarmPool
-) -> None:
+def test_a_requirement_is_read_from_the_program_that_answered(attack: Path, pool: WarmPool) -> None:
     report = grade(problem(attack.parent.name), attack.read_text(), runner=pool)
     assert report.verdict in expected_verdicts(attack), (
         f"{report.verdict}: {report.message}\n"

@@ -93,8 +93,8 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
         problem=submission.problem,
         mode=Mode(submission.mode),
         submitted_at=submission.created_at.replace(tzinfo=UTC),
-        started_at=_utc(submission.started_at),
-        finished_at=_utc(submission.finished_at),
+        started_at=_to_the_second(submission.started_at),
+        finished_at=_to_the_second(submission.finished_at),
     )
     if submission.status == SubmissionStatus.QUEUED:
         state.position = queue.queue_position(session, submission)
@@ -113,6 +113,8 @@ REPORT_FIELDS = (
 )  # fmt: skip
 
 
-def _utc(moment: datetime | None) -> datetime | None:
-    """Stored naive in UTC; answered with its offset."""
-    return None if moment is None else moment.replace(tzinfo=UTC)
+def _to_the_second(moment: datetime | None) -> datetime | None:
+    """Stored naive in UTC; answered with its offset, to the second: the time between
+    start and finish includes the hidden cases', so a learner gets no finer timing of
+    them than the verdict's arrival already gives (docs/security.md, "Channels")."""
+    return None if moment is None else moment.replace(tzinfo=UTC, microsecond=0)

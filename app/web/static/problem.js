@@ -39,7 +39,8 @@
       panel.append(text("p", where, "pending"));
       return;
     }
-    panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}% · ${state.seconds}s`, `verdict ${state.verdict}`));
+    const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
+    panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}%${timing}`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
     if (state.cases.length) {
@@ -50,7 +51,7 @@
         const row = document.createElement("tr");
         let details = c.message || "";
         if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
-        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
+        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : c.probe ? "memory probe" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
                    text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
         table.append(row);
       }
