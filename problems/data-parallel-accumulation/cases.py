@@ -31,3 +31,14 @@ def cases(seed):
     yield _case("window-again", draw=3 + fresh, k=4, m=8, f=5)
     yield _case("long-window", draw=4 + fresh, k=8, m=4, f=6)
     yield _case("long-window-again", draw=5 + fresh, k=8, m=4, f=6)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "devices-differ": lambda args: (
+            float(np.ptp(args["xs"].mean(axis=(1, 2)), axis=0).max()) > 0.5
+        ),
+        "k-not-device-count": lambda args: args["xs"].shape[1] != args["xs"].shape[0],
+        "m-not-k": lambda args: args["xs"].shape[2] != args["xs"].shape[1],
+    }

@@ -31,3 +31,12 @@ def cases(seed):
     yield _case("four-again", draw=3 + fresh, seed=group_a, k=4, m=8, f=6)
     yield _case("many", draw=4 + fresh, seed=group_b, k=8, m=4, f=10)
     yield _case("many-again", draw=5 + fresh, seed=group_b, k=8, m=4, f=10)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "several-micro-batches": lambda args: args["xs"].shape[0] >= 2,
+        "several-rows": lambda args: args["xs"].shape[1] >= 2,
+        "rate-away-from-half": lambda args: abs(args["rate"] - 0.5) > 0.05,
+    }

@@ -27,3 +27,15 @@ def cases(seed):
     yield _case("long-again", draw=3 + fresh, t=37, d=8)
     yield _case("very-long", draw=4 + fresh, t=200, d=2)
     yield _case("very-long-again", draw=5 + fresh, t=200, d=2)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "long-sequence": lambda args: args["xs"].shape[0] >= 30,
+        "initial-away-from-data": lambda args: (
+            float(np.abs(args["initial"]).max()) > 0.5
+            and float(np.abs(args["initial"] - args["xs"][0]).max()) > 0.5
+        ),
+        "decay-away-from-half": lambda args: abs(args["decay"] - 0.5) > 0.05,
+    }

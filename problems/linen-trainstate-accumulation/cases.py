@@ -35,3 +35,23 @@ def cases(seed):
     yield _case("wide-big-step", seed=4 + fresh, draw=9 + fresh, m=12, d=9, lr=0.3)
     yield _case("long", seed=2 + fresh, draw=2 + fresh, m=40, d=4, lr=0.2)
     yield _case("long-small-step", seed=2 + fresh, draw=6 + fresh, m=40, d=4, lr=0.02)
+
+
+def _fit(args):
+    """R^2 of a least-squares line (with intercept) through the whole batch."""
+    x = args["x_batches"].reshape(-1, args["x_batches"].shape[-1]).astype(np.float64)
+    y = args["y_batches"].reshape(-1).astype(np.float64)
+    design = np.c_[x, np.ones(len(y))]
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return 1.0 - float((y - design @ coef).var() / y.var())
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "micro-batches-differ": lambda args: (
+            abs(float(args["y_batches"][0].mean() - args["y_batches"][1].mean())) > 1.0
+        ),
+        "targets-follow-inputs": lambda args: _fit(args) > 0.5,
+        "large-step": lambda args: args["lr"] >= 0.1,
+    }

@@ -1,5 +1,7 @@
 """Cases for loss-scaling-float16: targets far from the predictions make the loss
-large, so a large scale overflows float16 (the step is skipped) and a small one does not."""
+large, so a large scale overflows float16 (the step is skipped) and a small one does
+not; and a loss that overflows once scaled while every gradient stays finite (the
+step is taken: the statement decides on the gradients)."""
 
 import numpy as np
 
@@ -30,3 +32,30 @@ def cases(seed):
     yield _case("no-overflow", draw=3 + fresh, b=32, f=6, offset=0.5, scale=16384)
     yield _case("small-scale", draw=4 + fresh, b=9, f=12, offset=10.0, scale=8)
     yield _case("small-scale-again", draw=5 + fresh, b=9, f=12, offset=4.0, scale=8)
+    # A loss of about 64 times 2048 overflows; gradients of about 2 * 8 * 2048 do not.
+    yield _case("loss-overflows-only", draw=6 + fresh, b=32, f=4, offset=8.0, scale=2048)
+    yield _case("loss-overflows-only-again", draw=7 + fresh, b=32, f=4, offset=8.0, scale=2048)
+
+
+F16_MAX = 65504.0
+
+
+def _scaled(args):
+    """The scaled loss and the largest scaled gradient, in float64 (no rounding)."""
+    x, w, y = (np.asarray(args[k], np.float64) for k in ("x", "w", "y"))
+    residual = x @ w - y
+    loss = np.mean(residual**2) * args["loss_scale"]
+    grad = (2.0 / len(y)) * (x.T @ residual) * args["loss_scale"]
+    return loss, float(np.abs(grad).max())
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        # Comfortably past float16's range, or comfortably inside it (rounding aside).
+        "gradients-overflow": lambda args: _scaled(args)[1] > 2 * F16_MAX,
+        "gradients-fit": lambda args: _scaled(args)[1] < F16_MAX / 2,
+        "loss-overflows-gradients-fit": lambda args: (
+            _scaled(args)[0] > 1.5 * F16_MAX and _scaled(args)[1] < 0.75 * F16_MAX
+        ),
+    }

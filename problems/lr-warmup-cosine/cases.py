@@ -34,3 +34,21 @@ def cases(seed):
     yield _case("thousand-steps-again", draw=3 + fresh, warmup=100, decay=1000, count=64)
     yield _case("long-warmup", draw=4 + fresh, warmup=240, decay=400, count=40)
     yield _case("long-warmup-again", draw=5 + fresh, warmup=240, decay=400, count=40)
+
+
+def _any_between(args, low, high):
+    """Whether some step lies strictly between ``low`` and ``high``."""
+    steps = args["steps"]
+    return bool(np.any((steps > low) & (steps < high)))
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "inside-warmup": lambda args: _any_between(args, 0.0, args["warmup_steps"]),
+        "inside-decay": lambda args: _any_between(args, args["warmup_steps"], args["decay_steps"]),
+        "past-the-end": lambda args: _any_between(args, args["decay_steps"], np.inf),
+        "at-the-boundaries": lambda args: (
+            {0.0, args["warmup_steps"], args["decay_steps"]} <= set(args["steps"].tolist())
+        ),
+    }

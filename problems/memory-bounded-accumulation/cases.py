@@ -35,3 +35,16 @@ def memory_probes():
     # and are graded like any case; their memory is that of the programs that answered.
     for n in (512, 4096, 32768):
         yield _case(f"batch-{n}", draw=7000 + n, n=n, m=64, f=64)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+
+    def count(args):
+        return args["x_full"].shape[0] // int(args["micro_batch_size"])
+
+    return {
+        "many-micro-batches": lambda args: count(args) >= 6,
+        "count-not-size": lambda args: count(args) != int(args["micro_batch_size"]),
+        "tanh-curved": lambda args: float(np.mean(np.abs(args["x_full"] @ args["w"]) > 1.0)) > 0.2,
+    }

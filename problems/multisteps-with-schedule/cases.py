@@ -29,3 +29,17 @@ def cases(seed):
     yield _case("four-windows-again", draw=3 + fresh, t=16, f=5, k=4)
     yield _case("leftover", draw=4 + fresh, t=11, f=6, k=3)
     yield _case("leftover-again", draw=5 + fresh, t=11, f=6, k=3)
+
+
+def _windows(args):
+    """The number of micro-steps and k, as integers."""
+    return args["grads"].shape[0], round(args["every_k"])
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "partial-window-left": lambda args: _windows(args)[0] % _windows(args)[1] != 0,
+        "whole-windows-only": lambda args: _windows(args)[0] % _windows(args)[1] == 0,
+        "several-windows": lambda args: _windows(args)[0] // _windows(args)[1] >= 3,
+    }

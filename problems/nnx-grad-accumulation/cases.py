@@ -40,3 +40,21 @@ def cases(seed):
     yield _case("wide-tiny-lr", seed=7 + fresh, draw=5 + fresh, m=16, d_in=12, d_out=4, lr=0.01)
     yield _case("tall", seed=3 + fresh, draw=3 + fresh, m=32, d_in=6, d_out=3, lr=0.1)
     yield _case("tall-large-step", seed=3 + fresh, draw=11 + fresh, m=32, d_in=6, d_out=3, lr=0.3)
+
+
+def _intercept(x, y):
+    """The mean intercept of the least-squares affine fit of y on x."""
+    design = np.hstack([x, np.ones((len(x), 1))]).astype(np.float64)
+    return float(np.linalg.lstsq(design, y.astype(np.float64), rcond=None)[0][-1].mean())
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "several-outputs": lambda args: args["y_a"].shape[-1] > 1,
+        # The offsets are 0.5 and -0.5: fitted intercepts about 1 apart.
+        "micro-batches-differ": lambda args: (
+            abs(_intercept(args["x_a"], args["y_a"]) - _intercept(args["x_b"], args["y_b"])) > 0.5
+        ),
+        "other-seeds": lambda args: args["seed"] not in (0.0, 1.0),
+    }

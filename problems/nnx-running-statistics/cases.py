@@ -31,3 +31,23 @@ def cases(seed):
     yield _case("many-batches-again", draw=3 + fresh, t=6, b=16, e=8, d=5)
     yield _case("small-batches", draw=4 + fresh, t=4, b=3, e=5, d=7)
     yield _case("small-batches-again", draw=5 + fresh, t=4, b=3, e=5, d=7)
+
+
+def _spread(args):
+    """The ratio of the training features' largest to smallest standard deviation,
+    and the range of their means."""
+    x = args["batches"].reshape(-1, args["batches"].shape[-1]).astype(np.float64)
+    std = x.std(axis=0)
+    return float(std.max() / std.min()), float(np.ptp(x.mean(axis=0)))
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "several-batches": lambda args: args["batches"].shape[0] >= 3,
+        # ddof=1 scales a batch's variance by B / (B - 1): 1.5 for B = 3.
+        "small-batches": lambda args: args["batches"].shape[1] <= 4,
+        "features-on-different-scales": lambda args: (
+            _spread(args)[0] > 1.3 and _spread(args)[1] > 0.8
+        ),
+    }

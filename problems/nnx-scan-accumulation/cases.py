@@ -28,3 +28,12 @@ def cases(seed):
     yield _case("six-again", draw=3 + fresh, k=6, m=8, f=5)
     yield _case("many-small", draw=4 + fresh, k=12, m=3, f=4)
     yield _case("many-small-again", draw=5 + fresh, k=12, m=3, f=4)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "several-micro-batches": lambda args: args["xs"].shape[0] >= 4,
+        "several-rows": lambda args: args["xs"].shape[1] >= 3,
+        "count-not-size": lambda args: args["xs"].shape[0] != args["xs"].shape[1],
+    }

@@ -41,3 +41,17 @@ def cases(seed):
     yield _case("seven-steps-again", draw=3 + fresh, sizes=(4, 6, 2), steps=7, warmup=5)
     yield _case("inside-warmup", draw=4 + fresh, sizes=(8, 3), steps=3, warmup=10)
     yield _case("inside-warmup-again", draw=5 + fresh, sizes=(8, 3), steps=3, warmup=10)
+
+
+def _steps(args):
+    """T, the length of the gradients' leading axis."""
+    return args["grads"]["dense_0"]["b"].shape[0]
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "warmup-ends": lambda args: _steps(args) > args["warmup_steps"],
+        "inside-warmup": lambda args: _steps(args) < args["warmup_steps"],
+        "several-steps": lambda args: _steps(args) >= 3,
+    }

@@ -1,6 +1,6 @@
 """Cases for optax-multisteps: small image-like inputs with a learnable label
-signal, several k, and learning rates large enough that one Adam step moves
-the loss visibly."""
+signal, several k, slices of a size other than k, and learning rates large
+enough that one Adam step moves the loss visibly."""
 
 import numpy as np
 
@@ -35,7 +35,17 @@ def cases(seed):
     yield _case("two-slices", seed=1, n=8, side=4, k=2, lr=0.005, sample=True)
     # Within a hidden group of k the model seed is shared and only the data draw
     # differs, so one compilation serves the group.
-    yield _case("four-slices", seed=5 + fresh, draw=5 + fresh, n=24, side=4, k=4, lr=0.02)
-    yield _case("four-slices-small-lr", seed=5 + fresh, draw=8 + fresh, n=24, side=4, k=4, lr=0.003)
+    # Slices of 8, not 4: cut into slices of k examples, 32 makes two steps, not one.
+    yield _case("four-slices", seed=5 + fresh, draw=5 + fresh, n=32, side=4, k=4, lr=0.02)
+    yield _case("four-slices-small-lr", seed=5 + fresh, draw=8 + fresh, n=32, side=4, k=4, lr=0.003)
     yield _case("six-slices", seed=2 + fresh, draw=2 + fresh, n=36, side=4, k=6, lr=0.01)
     yield _case("six-slices-large-lr", seed=2 + fresh, draw=3 + fresh, n=36, side=4, k=6, lr=0.05)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "four-or-more-slices": lambda args: args["k"] >= 4,
+        "slice-size-not-k": lambda args: args["x"].shape[0] != args["k"] ** 2,
+        "large-learning-rate": lambda args: args["lr"] >= 0.02,
+    }

@@ -24,3 +24,16 @@ def cases(seed):
     yield _case("wide-again", draw=3 + fresh, seed=group_a, b=5, f=12)
     yield _case("batch", draw=4 + fresh, seed=group_b, b=16, f=6)
     yield _case("batch-again", draw=5 + fresh, seed=group_b, b=16, f=6)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "unseen-seed": lambda args: args["seed"] >= 100,
+        "more-features-than-examples": lambda args: (
+            args["x"].shape[1] > args["x"].shape[0] and args["x"].shape[1] != 16
+        ),
+        "more-examples-than-features": lambda args: (
+            args["x"].shape[0] > args["x"].shape[1] and args["x"].shape[1] != 16
+        ),
+    }

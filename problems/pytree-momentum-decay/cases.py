@@ -43,3 +43,21 @@ def cases(seed):
     yield _case("three-layers-again", draw=3 + fresh, sizes=(6, 8, 8, 3))
     yield _case("wide", draw=4 + fresh, sizes=(16, 32, 1))
     yield _case("wide-again", draw=5 + fresh, sizes=(16, 32, 1))
+
+
+def _leaves(tree):
+    return [leaf for layer in tree.values() for leaf in layer.values()]
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "kernels-and-biases": lambda args: any(
+            np.ndim(layer.get("w")) == 2 and np.ndim(layer.get("b")) == 1
+            for layer in args["params"].values()
+        ),
+        "nonzero-velocity": lambda args: (
+            max(float(np.abs(v).max()) for v in _leaves(args["velocity"])) > 0.1
+        ),
+        "three-or-more-layers": lambda args: len(args["params"]) >= 3,
+    }

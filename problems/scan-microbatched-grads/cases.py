@@ -36,3 +36,18 @@ def cases(seed):
     yield _case("many-chunks-negative-w", n=96, chunks=8, w=-1.25, b=-1.75, seed=3 + fresh)
     yield _case("few-large-chunks", n=240, chunks=3, w=0.1, b=1.5, seed=4 + fresh)
     yield _case("few-large-chunks-steep", n=240, chunks=3, w=3.25, b=0.5, seed=5 + fresh)
+
+
+def _fit(args):
+    """The least-squares w for y on x, in float64."""
+    x, y = (np.asarray(args[k], np.float64) for k in ("x_full", "y_full"))
+    return float(x @ y / (x @ x))
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "nonzero-bias": lambda args: args["b"] != 0.0,
+        "three-or-more-chunks": lambda args: args["n_microbatches"] >= 3,
+        "w-far-from-fit": lambda args: abs(args["w"] - _fit(args)) > 0.5,
+    }

@@ -1,6 +1,7 @@
 """Cases for train-with-accumulation. Every case has a short last micro-batch
 and a short last window; max_grad_norm sits between typical window gradient
-norms so clipping is active on some updates and idle on others."""
+norms so clipping is active on some updates and idle on others, and in one case
+per variant it is above any gradient's norm (clipping never acts)."""
 
 import numpy as np
 
@@ -84,12 +85,12 @@ def cases(seed):
         lr=0.4,
         clip=0.5,
     )
-    # Hidden: 45 rows in micro-batches of 6 (last has 3), windows of 4 (last has 2 micro-batches).
+    # Hidden: 57 rows in micro-batches of 6 (last has 3), windows of 4 (last has 2 micro-batches).
     yield _case(
         "long-windows",
         seed=4 + fresh,
         draw=4 + fresh,
-        n=45,
+        n=57,
         d=5,
         classes=5,
         micro=6,
@@ -101,7 +102,7 @@ def cases(seed):
         "long-windows-loose-clip",
         seed=4 + fresh,
         draw=5 + fresh,
-        n=45,
+        n=57,
         d=5,
         classes=5,
         micro=6,
@@ -109,3 +110,41 @@ def cases(seed):
         lr=0.2,
         clip=40.5,
     )
+
+
+def _micro_batches(args):
+    return -(-args["x"].shape[0] // int(args["micro_batch_size"]))
+
+
+def _first_window_norm_at_zero(args):
+    """The first window's gradient norm for a model of zero weights (uniform
+    predictions), in float64: a stand-in for the initial model's."""
+    window = int(args["micro_batch_size"] * args["accumulation_steps"])
+    x = np.asarray(args["x"][:window], np.float64)
+    onehot = np.eye(int(args["n_classes"]))[args["y"][:window].astype(int)]
+    residual = 1.0 / onehot.shape[1] - onehot
+    kernel, bias = x.T @ residual / len(x), residual.mean(axis=0)
+    return float(np.sqrt((kernel**2).sum() + (bias**2).sum()))
+
+
+def _gradient_norm_bound(args):
+    """No window's gradient norm exceeds this, whatever the weights: an example's
+    cross-entropy gradient is (p - onehot) times (x, 1), and |p - onehot| <= sqrt 2."""
+    x = np.asarray(args["x"], np.float64)
+    return float(np.sqrt(2.0) * np.sqrt(1.0 + (x**2).sum(axis=1)).max())
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "short-last-micro-batch": lambda args: (
+            args["x"].shape[0] % int(args["micro_batch_size"]) != 0
+        ),
+        "short-last-window": lambda args: (
+            _micro_batches(args) % int(args["accumulation_steps"]) != 0
+        ),
+        "clipping-active": lambda args: (
+            args["max_grad_norm"] < 0.5 * _first_window_norm_at_zero(args)
+        ),
+        "clipping-idle": lambda args: args["max_grad_norm"] > _gradient_norm_bound(args),
+    }

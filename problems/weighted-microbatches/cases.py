@@ -36,3 +36,16 @@ def cases(seed):
     yield _case("packed-again", draw=3 + fresh, sizes=tuple(rng.integers(1, 17, size=6)), m=16, f=5)
     yield _case("one-full", draw=4 + fresh, sizes=(8, *rng.integers(1, 3, size=3)), m=8, f=4)
     yield _case("one-full-again", draw=5 + fresh, sizes=(8, *rng.integers(1, 3, size=3)), m=8, f=4)
+
+
+def regimes():
+    """The kinds of input the statement promises, each as a predicate on a case."""
+    return {
+        "sizes-differ": lambda args: float(np.ptp(args["mask"].sum(axis=1))) > 0,
+        "padding-before-the-last": lambda args: float(args["mask"][:-1].min()) == 0.0,
+        "padding-holds-numbers": lambda args: bool(
+            (args["mask"] == 0).any()
+            and np.abs(args["xs"][args["mask"] == 0]).max() > 0.5
+            and np.abs(args["ys"][args["mask"] == 0]).max() > 0.5
+        ),
+    }

@@ -1,0 +1,19 @@
+"""You decide whether to skip the step from the scaled loss; the gradients decide: a loss can overflow float16 while every gradient stays finite."""
+
+import jax
+import jax.numpy as jnp
+
+
+def loss_scaled_step(w, x, y, loss_scale, learning_rate):
+    f16 = jnp.float16
+
+    def scaled_loss(w):
+        loss = jnp.mean((x.astype(f16) @ w.astype(f16) - y.astype(f16)) ** 2)
+        return loss * jnp.asarray(loss_scale, f16)
+
+    value, g = jax.value_and_grad(scaled_loss)(w)
+    g = g / loss_scale
+    finite = jnp.isfinite(value)
+    new_w = jnp.where(finite, w - learning_rate * g, w)
+    new_scale = jnp.where(finite, loss_scale, loss_scale / 2)
+    return new_w, new_scale.astype(jnp.float32), finite.astype(jnp.float32)

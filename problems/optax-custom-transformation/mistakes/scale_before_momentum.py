@@ -1,0 +1,37 @@
+"""You chain optax.scale(-learning_rate) before your transformation, so its trace holds -learning_rate times the gradients: put your transformation first, then scale."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+
+class WarmupMomentumState(NamedTuple):
+    count: jax.Array
+    trace: optax.Updates
+
+
+def scale_by_warmup_momentum(beta, warmup_steps):
+    def init_fn(params):
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        return WarmupMomentumState(count=jnp.zeros([], jnp.int32), trace=zeros)
+
+    def update_fn(updates, state, params=None):
+        trace = jax.tree_util.tree_map(lambda m, g: beta * m + g, state.trace, updates)
+        factor = jnp.minimum(1.0, (state.count + 1) / warmup_steps)
+        out = jax.tree_util.tree_map(lambda m: factor * m, trace)
+        return out, WarmupMomentumState(count=state.count + 1, trace=trace)
+
+    return optax.GradientTransformation(init_fn, update_fn)
+
+
+def train_steps(params, grads, beta, warmup_steps, learning_rate):
+    tx = optax.chain(optax.scale(-learning_rate), scale_by_warmup_momentum(beta, warmup_steps))
+    state = tx.init(params)
+    steps = jax.tree_util.tree_leaves(grads)[0].shape[0]
+    for t in range(steps):
+        g = jax.tree_util.tree_map(lambda leaf, t=t: leaf[t], grads)
+        updates, state = tx.update(g, state, params)
+        params = optax.apply_updates(params, updates)
+    return params, state[1]
