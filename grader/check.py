@@ -1,9 +1,10 @@
 """`jaxjudge check`: prove a problem folder is gradeable and its cases discriminate.
 
 For each problem: the schema and files load; cases are deterministic for
-every seed and follow the variant contract (grader/cases.py); the reference
-and the mistakes run on the samples and every variant's hidden cases (one
-trusted child); the reference is graded through the learner path on a fixed
+every seed and follow the variant contract (grader/cases.py), and cover every
+promised regime in every variant; the reference and the mistakes run on the
+samples and every variant's hidden cases (one trusted child, or this machine's
+cache of exactly that run); the reference is graded through the learner path on a fixed
 variant and accepted, with outputs equal to the trusted run (a second process:
 determinism across runs); the starter is not accepted; and on *every* variant
 every mistake is rejected by at least one hidden case where it sits at least
@@ -222,12 +223,18 @@ def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:
 
 def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
     try:
-        trusted = expected.compute(problem, device)
+        # The trusted outputs of exactly this folder, reference and runtime: from this
+        # machine's cache when an earlier run (`prepare`, another check) left them,
+        # else computed now and left there (publishing then finds them ready). Either
+        # way the reference graded below, in another process, must agree with them.
+        trusted = expected.load_or_compute(problem, device)
     except expected.ReferenceRunError as error:
         result.errors.append(f"{problem.reference_path.name}: {error}")
         return
-    expected.store(problem, trusted, device)  # as trusted as `prepare`'s: publishing finds it ready
-    result.timings["reference and mistakes"] = trusted.seconds
+    if trusted.from_cache:
+        result.notes.append("reference and mistakes: outputs from this machine's cache")
+    else:
+        result.timings["reference and mistakes"] = trusted.seconds
     _check_mistakes(problem, trusted, result)
 
     # The reference graded as a submission, with no CPU limit: its CPU time calibrates
@@ -284,7 +291,6 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
         result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
     else:
         result.notes.append(f"starter: {headline(starter_report.verdict).lower()}, as it should be")
-    expected.store(problem, trusted)
 
 
 def render(result: CheckResult, *, verbose: bool = False) -> str:

@@ -221,7 +221,9 @@ class StartedChild:
                 break
         # A cgroup keeps counting what exited processes used; a process tree forgets it,
         # so there the last reading while it ran is kept if larger.
-        outcome.cpu_seconds = max(clock.cpu_seconds() - cpu_at_start, outcome.cpu_seconds or 0.0)
+        final = clock.cpu_seconds() - cpu_at_start
+        if final > (outcome.cpu_seconds or 0.0):
+            outcome.cpu_seconds = final
 
     def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
         """Deliver the job, supervise it to the end, and close the child."""
