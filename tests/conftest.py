@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import supervise, warmup_cache
+from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
 
 
@@ -27,17 +28,27 @@ def isolated_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     settings.data_dir = original
 
 
+def lean_copy(slug: str, problems: Path, references: Path) -> Path:
+    """A writable copy of problem ``slug`` (into ``problems``) and its reference (into
+    ``references``) with only the first four of its known mistakes, check's minimum:
+    a valid problem whose trusted runs cost half as much. Tests that break, edit or
+    serve a problem need no more; every mistake of the bank is proven rejected by
+    tests/problems/test_bank.py. Returns the problem's folder."""
+    folder = problems / slug
+    shutil.copytree(PROJECT_ROOT / "problems" / slug, folder)
+    for extra in sorted((folder / "mistakes").glob("*.py"))[MIN_MISTAKES:]:
+        extra.unlink()
+    references.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{slug}.py", references)
+    return folder
+
+
 @pytest.fixture
 def problem_copy(tmp_path: Path) -> tuple[Path, Path]:
     """A writable copy of the scan problem and its reference, for breaking on purpose."""
-    problems = tmp_path / "problems"
     references = tmp_path / "reference_solutions"
-    shutil.copytree(
-        PROJECT_ROOT / "problems" / "scan-microbatched-grads", problems / "scan-microbatched-grads"
-    )
-    references.mkdir()
-    shutil.copy(PROJECT_ROOT / "reference_solutions" / "scan-microbatched-grads.py", references)
-    return problems / "scan-microbatched-grads", references
+    folder = lean_copy("scan-microbatched-grads", tmp_path / "problems", references)
+    return folder, references
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 import urllib.request
 from collections import Counter
@@ -21,6 +20,7 @@ import pytest
 
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
+from tests.conftest import lean_copy
 
 # Each server prepares the problems at start (trusted runs in grading children).
 pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
@@ -44,9 +44,7 @@ def call(
 
 def test_a_killed_server_grades_everything_exactly_once_soon_after_restart(tmp_path: Path) -> None:
     bank = tmp_path / "bank"
-    shutil.copytree(PROJECT_ROOT / "problems" / SLUG, bank / "problems" / SLUG)
-    (bank / "refs").mkdir()
-    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{SLUG}.py", bank / "refs")
+    lean_copy(SLUG, bank / "problems", bank / "refs")
     env = {
         **server_env(tmp_path),
         "JAXJUDGE_PROBLEMS_DIR": str(bank / "problems"),

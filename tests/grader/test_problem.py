@@ -159,12 +159,13 @@ def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
             "sample=False)",
             "cases.py: cases(): at least one case must be a sample",
         ),
-        ("mistakes/used_bias.py", '"""You added b', '"""\n\nYou added b', None),
+        ("mistakes/averaged_chunks.py", '"""You divided', '"""\n\nYou divided', None),
         (
-            "mistakes/used_bias.py",
-            '"""You added b to the prediction; the loss is sum((w*x - y)**2) and b is unused."""',
+            "mistakes/averaged_chunks.py",
+            '"""You divided the accumulated gradient by the number of micro-batches;'
+            ' this problem asks for their sum."""',
             "",
-            "mistakes/used_bias.py: docstring: a mistake starts with a docstring",
+            "mistakes/averaged_chunks.py: docstring: a mistake starts with a docstring",
         ),
     ],
 )
