@@ -7,7 +7,7 @@ runs one more learner submits every problem's reference, one after the other: ev
 one of these is correct, so every `time_limit_exceeded` is a false time-out. Also
 reported: the load average the burst made, and how long the verdicts took.
 
-    .venv/bin/python -m bench.false_timeouts [--burst 60] [--write]
+    .venv/bin/python -m bench.false_timeouts [--burst 60] [--hogs 3] [--write]
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import argparse
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +33,12 @@ from tests.app.server import Server, jaxjudge, server_env
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--burst", type=int, default=60)
+    parser.add_argument(
+        "--hogs",
+        type=int,
+        default=0,
+        help="CPU-bound processes beside the server all along (other tenants of the machine)",
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="jaxjudge-timeouts-"))
@@ -51,6 +59,7 @@ def main() -> None:
     lock = threading.Lock()
     done = threading.Event()
     server = Server(env, 2)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
     try:
         time.sleep(10)  # the pools start and warm their children
 
@@ -82,6 +91,9 @@ def main() -> None:
         elapsed = time.monotonic() - burst_started
     finally:
         server.stop()
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     everything = burst + references
     false = [
         (slug, seconds) for slug, verdict, seconds in everything if verdict == "time_limit_exceeded"
@@ -92,7 +104,13 @@ def main() -> None:
         f" SQLite) on {os.cpu_count()} cores, after `jaxjudge prepare --calibrate`"
         f" ({prepared:.0f} s): a class burst of {args.burst} learners each submitting a"
         " problem's reference within 10 s, and meanwhile every problem's reference submitted"
-        " once more, one after the other. Every submission is correct.",
+        " once more, one after the other"
+        + (
+            f", with {args.hogs} CPU-bound processes running beside the server all along"
+            if args.hogs
+            else ""
+        )
+        + ". Every submission is correct.",
         "",
         f"- False time-outs: **{len(false)} of {len(everything)}**"
         + (f" ({', '.join(f'{s} after {t:.0f} s' for s, t in false)})" if false else "")
