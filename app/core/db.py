@@ -52,7 +52,9 @@ def make_engine(url: str) -> Engine:
 
 @cache
 def engine_for(url: str) -> Engine:
-    if url.startswith("sqlite:///"):
+    # A plain database file gets its folder made; an SQLite URI (`file:...?uri=true`,
+    # e.g. a read-only open) names an existing file and is left as it is.
+    if url.startswith("sqlite:///") and not url.startswith("sqlite:///file:"):
         from pathlib import Path
 
         Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)

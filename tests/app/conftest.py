@@ -10,13 +10,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core import throttle
-from app.core.config import grader_settings, settings
+from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
 from app.main import create_app
 from grader.problem import Problem, load_problem, problem_folders
 from grader.samples import SampleView
-from tests.conftest import lean_copy
 from tests.postgres import PostgresServer
 
 BANK_SLUG = "scan-microbatched-grads"
@@ -107,7 +106,9 @@ def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch)
     """Problems and references in a private folder (one problem, the fast one), synced once:
     tests edit it freely. Returns the folder holding problems/ and reference_solutions/."""
     problems, references = tmp_path / "problems", tmp_path / "reference_solutions"
-    lean_copy(BANK_SLUG, problems, references)
+    shutil.copytree(PROJECT_ROOT / "problems" / BANK_SLUG, problems / BANK_SLUG)
+    references.mkdir()
+    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{BANK_SLUG}.py", references)
     monkeypatch.setattr(grader_settings, "problems_dir", problems)
     monkeypatch.setattr(grader_settings, "reference_dir", references)
     monkeypatch.setattr(grader_settings, "data_dir", tmp_path / "var")
