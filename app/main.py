@@ -30,11 +30,14 @@ from app.grading import checks as authoring
 from app.grading import heartbeats
 from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
+from app.lti import outbox as lti_outbox
 from app.web import account as account_pages
 from app.web import auth as auth_pages
 from app.web import authoring as authoring_pages
 from app.web import course_insights
 from app.web import courses as course_pages
+from app.web import lti as lti_pages
+from app.web import lti_admin as lti_admin_pages
 from app.web import operations as operations_pages
 from app.web import problems as problem_pages
 from app.web.auth import sign_in_url
@@ -75,12 +78,15 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
             preparer.start()
         recorder = usage.Recorder()
         recorder.start()
+        lms_outbox = lti_outbox.Deliverer()
+        lms_outbox.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
         if pool:
             pool.start()
         yield
         if pool:
             pool.stop()
+        lms_outbox.stop()
         recorder.stop()
         if preparer:
             preparer.stop()
@@ -106,6 +112,8 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(course_insights.router)
     app.include_router(authoring_pages.router)
     app.include_router(operations_pages.router)
+    app.include_router(lti_pages.router)
+    app.include_router(lti_admin_pages.router)
     app.mount(
         "/static", StaticFiles(directory=PROJECT_ROOT / "app" / "web" / "static"), name="static"
     )
@@ -113,7 +121,9 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         SessionMiddleware,
         secret_key=secret_key(),
         session_cookie="jaxjudge_session",
-        same_site="lax",
+        # Inside an LMS's frame the cookie is a third party's: SameSite=None (with TLS),
+        # only when LMS framing is configured (docs/lti.md); the forms carry CSRF tokens.
+        same_site="none" if settings.frame_origins and settings.secure_cookies else "lax",
         https_only=settings.secure_cookies,
         max_age=web_sessions.SESSION_DAYS * 24 * 3600,
     )
@@ -234,7 +244,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.add_middleware(
         Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds
     )
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, frame_origins=settings.frame_origins)
     return app
 
 

@@ -313,3 +313,141 @@ class ServiceCheck(Base):
 
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     checked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# LTI 1.3 (docs/lti.md): the LMSs jaxjudge is registered with, and what their launches
+# linked. A platform is one (issuer, client id) registration.
+
+
+class LtiPlatform(Base):
+    __tablename__ = "lti_platforms"
+    __table_args__ = (UniqueConstraint("issuer", "client_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    client_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(120), default="")
+    auth_login_url: Mapped[str] = mapped_column(String(500))  # the OIDC authorization endpoint
+    token_url: Mapped[str] = mapped_column(String(500))  # OAuth 2 token endpoint (services)
+    jwks_url: Mapped[str] = mapped_column(String(500))  # the platform's public keys
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LtiDeployment(Base):
+    """A deployment of the tool in a platform: launches from others are refused."""
+
+    __tablename__ = "lti_deployments"
+    __table_args__ = (UniqueConstraint("platform_id", "deployment_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+
+
+class LtiLogin(Base):
+    """One OIDC login in flight: the state sent to the platform and the nonce its
+    id_token must carry. Used once; a few minutes old at most."""
+
+    __tablename__ = "lti_logins"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    state_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    nonce: Mapped[str] = mapped_column(String(64))
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    target_link_uri: Mapped[str] = mapped_column(String(2000))
+    # SHA-256 of the secret the browser that started the login holds in a cookie.
+    browser_hash: Mapped[str] = mapped_column(String(64))
+    # The initiation's parameters, to start the same login again in a new window.
+    relaunch_query: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class LtiAccount(Base):
+    """A jaxjudge account as one platform's user (issuer, sub)."""
+
+    __tablename__ = "lti_accounts"
+    __table_args__ = (UniqueConstraint("platform_id", "sub"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    sub: Mapped[str] = mapped_column(String(255))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(255), default="")
+    full_name: Mapped[str] = mapped_column(String(255), default="")
+    linked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LtiContext(Base):
+    """A course of the LMS (its ``context.id``) and the jaxjudge course it is."""
+
+    __tablename__ = "lti_contexts"
+    __table_args__ = (UniqueConstraint("platform_id", "context_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    context_id: Mapped[str] = mapped_column(String(255))
+    course_id: Mapped[int] = mapped_column(
+        ForeignKey("courses.id", ondelete="CASCADE"), unique=True
+    )
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(255), default="")
+    # Services the platform offers this context (from the latest launch's claims).
+    memberships_url: Mapped[str | None] = mapped_column(String(1000), default=None)
+    lineitems_url: Mapped[str | None] = mapped_column(String(1000), default=None)
+    scopes: Mapped[str] = mapped_column(Text, default="")  # space-separated
+    roster_synced_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class LtiResourceLink(Base):
+    """A link in the LMS course to one problem, and the grade-book column it fills."""
+
+    __tablename__ = "lti_resource_links"
+    __table_args__ = (UniqueConstraint("context_id", "resource_link_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    context_id: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    resource_link_id: Mapped[str] = mapped_column(String(255))
+    problem: Mapped[str] = mapped_column(String(100))
+    lineitem_url: Mapped[str | None] = mapped_column(String(1000), default=None)
+    score_maximum: Mapped[float] = mapped_column(default=100.0)
+
+
+class LtiScore(Base):
+    """The grade-book outbox: one row per (link, learner), set back to pending whenever
+    the learner's score on the problem may have changed, sent with the score of that
+    moment. Retried with back-off across restarts; sending the same score twice is
+    harmless (AGS keeps the latest by timestamp)."""
+
+    __tablename__ = "lti_scores"
+    __table_args__ = (
+        UniqueConstraint("link_id", "user_id"),
+        Index("ix_lti_scores_due", "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_resource_links.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(8), default="pending")  # pending | sent | failed
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    changed_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    score_given: Mapped[float | None] = mapped_column(default=None)  # what was last sent
+    score_maximum: Mapped[float | None] = mapped_column(default=None)
+    sent_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class LtiKey(Base):
+    """The tool's RSA signing keys (client assertions, deep-linking responses). The
+    newest signs; a retired one stays in the public JWKS for a day so that what it
+    signed still verifies."""
+
+    __tablename__ = "lti_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kid: Mapped[str] = mapped_column(String(64), unique=True)
+    private_pem: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    retired_at: Mapped[datetime | None] = mapped_column(default=None)

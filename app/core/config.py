@@ -97,6 +97,23 @@ class WebSettings(BaseSettings):
         ),
     )
 
+    public_url: str | None = Field(
+        None,
+        description=(
+            "The address learners and LMSs reach jaxjudge at (https://jaxjudge.example.edu):"
+            " LTI's redirect, login and JWKS URLs are made from it. Unset: each request's own."
+        ),
+    )
+    lms_frame_origins: str = Field(
+        "",
+        description=(
+            "Space-separated origins of LMSs that may show jaxjudge in a frame"
+            " (https://canvas.example.edu). Set: pages may be framed by them and the session"
+            " cookie is SameSite=None (needs JAXJUDGE_SECURE_COOKIES). Unset: launches open"
+            " in their own window."
+        ),
+    )
+
     max_request_bytes: int = Field(
         64 * 1024,
         description=(
@@ -114,6 +131,10 @@ class WebSettings(BaseSettings):
         """Materialised problem versions, one folder per content hash."""
         return grader_settings.data_dir / "versions"
 
+    @property
+    def frame_origins(self) -> list[str]:
+        return self.lms_frame_origins.split()
+
     def check_for_production(self) -> None:
         """In production, refuse what would expose sessions (called at app creation)."""
         if self.environment != "production":
@@ -123,6 +144,8 @@ class WebSettings(BaseSettings):
             problems.append("set JAXJUDGE_SECRET_KEY (a generated key changes with var/)")
         if not self.secure_cookies:
             problems.append("set JAXJUDGE_SECURE_COOKIES=true (serve behind TLS)")
+        if self.frame_origins and not self.secure_cookies:
+            problems.append("JAXJUDGE_LMS_FRAME_ORIGINS needs JAXJUDGE_SECURE_COOKIES=true")
         if problems:
             raise InsecureSettingsError("refusing to start in production: " + "; ".join(problems))
 

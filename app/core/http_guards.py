@@ -43,9 +43,29 @@ SECURITY_HEADERS = [
 ]
 
 
+def security_headers(frame_origins: list[str]) -> list[tuple[bytes, bytes]]:
+    """The headers every response gets. ``frame_origins``: LMSs that may frame the pages
+    (LTI launches inside a course); none: no framing at all."""
+    if not frame_origins:
+        return SECURITY_HEADERS
+    ancestors = " ".join(["'self'", *frame_origins])
+    policy = CONTENT_SECURITY_POLICY.replace(
+        "frame-ancestors 'none'", f"frame-ancestors {ancestors}"
+    )
+    return [
+        (b"content-security-policy", policy.encode()),
+        *(
+            header
+            for header in SECURITY_HEADERS
+            if header[0] not in {b"content-security-policy", b"x-frame-options"}
+        ),
+    ]
+
+
 class SecurityHeaders:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, frame_origins: list[str] | None = None) -> None:
         self.app = app
+        self.headers = security_headers(frame_origins or [])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,7 +77,7 @@ class SecurityHeaders:
                 present = {name.lower() for name, _ in message.get("headers", [])}
                 message["headers"] = [
                     *message.get("headers", []),
-                    *((name, value) for name, value in SECURITY_HEADERS if name not in present),
+                    *((name, value) for name, value in self.headers if name not in present),
                 ]
             await send(message)
 

@@ -23,9 +23,7 @@ def create_course(*, session: Session, name: str, instructor: User) -> Course:
         raise ForbiddenError("only instructors can create courses")
     if not 1 <= len(name.strip()) <= 120:
         raise InvalidInputError("a course name is 1-120 characters")
-    course = Course(
-        name=name.strip(), join_code="".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(8))
-    )
+    course = Course(name=name.strip(), join_code=new_join_code())
     session.add(course)
     session.flush()
     session.add(
@@ -33,6 +31,10 @@ def create_course(*, session: Session, name: str, instructor: User) -> Course:
     )
     session.flush()
     return course
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(8))
 
 
 def join_course(*, session: Session, code: str, user: User, address: str) -> Course:

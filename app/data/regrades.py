@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from app.data import lti_scores
 from app.errors import ConflictError, NotFoundError
 from app.grading.queue import GradingJob
 from app.models import (
@@ -234,6 +235,15 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
             regrade.id,
             utcnow(),
         )
+    # Every learner whose verdict may have moved gets their LMS grade sent again.
+    learners = session.scalars(
+        select(Submission.user_id)
+        .join(RegradeItem, RegradeItem.submission_id == Submission.id)
+        .where(RegradeItem.regrade_id == regrade.id)
+        .distinct()
+    ).all()
+    for learner in learners:
+        lti_scores.score_changed(session, user_id=learner, problem=regrade.problem)
     regrade.status = RegradeStatus.APPLIED
     regrade.scope = "platform" if platform_wide else "course"
     regrade.decided_at = utcnow()

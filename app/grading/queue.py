@@ -30,8 +30,10 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
+from app.data import lti_scores
 from app.models import RegradeItem, Submission, utcnow
 from app.vocabulary import SubmissionStatus
+from grader.verdicts import Mode
 
 MAX_ATTEMPTS = 3
 
@@ -182,8 +184,9 @@ def complete(
     score: float,
     result_json: str,
 ) -> bool:
-    """Record the result if `worker` still holds the lease; exactly one result per submission."""
-    return _finish(
+    """Record the result if `worker` still holds the lease; exactly one result per submission.
+    A graded submit also arms its LMS grade-book rows, in the same transaction."""
+    recorded = _finish(
         session,
         Submission,
         submission_id,
@@ -193,6 +196,13 @@ def complete(
         result_json=result_json,
         finished_at=utcnow(),
     )
+    if recorded:
+        submission = session.get(Submission, submission_id)
+        if submission is not None and submission.mode == Mode.SUBMIT:
+            lti_scores.score_changed(
+                session, user_id=submission.user_id, problem=submission.problem
+            )
+    return recorded
 
 
 def complete_regrade_item(

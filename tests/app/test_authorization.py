@@ -27,6 +27,7 @@ from app.core.db import session_scope
 from app.core.sessions import secret_key
 from app.data import accounts, api_tokens, catalog, courses, web_sessions
 from app.grading import checks as authoring
+from app.lti import platforms as lti_platforms
 from app.main import create_app
 from app.models import Regrade, Submission, User
 from tests.app.conftest import BANK_SLUG
@@ -140,6 +141,27 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /author/problems/{slug}": AUTHORS,
     "POST /author/problems/{slug}/versions/{number}/check": AUTHORS,
     "POST /author/problems/{slug}/versions/{number}/publish": only("author", "admin"),
+    # LTI: the LMS's login and launch come from anyone's browser (the state, the nonce
+    # and the signature decide); the pickers need the launch's signed-in user.
+    "GET /lti/login": everyone(),
+    "POST /lti/login": everyone(),
+    "POST /lti/launch": everyone(),
+    "GET /lti/jwks": everyone(),
+    "GET /lti/register": everyone(),
+    "POST /lti/register": everyone(),
+    "GET /lti/deep-link": signed_in(),
+    "POST /lti/deep-link": signed_in(),
+    "GET /lti/link": signed_in(),
+    "POST /lti/link": signed_in(),
+    "GET /admin/lti": only("admin"),
+    "POST /admin/lti/platforms": only("admin"),
+    "POST /admin/lti/platforms/{platform_id}/remove": only("admin"),
+    "POST /admin/lti/registration-link": only("admin"),
+    "POST /admin/lti/rotate-key": only("admin"),
+    "POST /admin/lti/resend": only("admin"),
+    "GET /courses/{course_id}/lms": COURSE_STAFF,
+    "POST /courses/{course_id}/lms/roster": COURSE_STAFF,
+    "POST /courses/{course_id}/lms/resend": COURSE_STAFF,
 }
 
 
@@ -218,6 +240,14 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
         revoked = api_tokens.of_user(session=session, user=users["revoked"])[0]
         api_tokens.revoke(session=session, user=users["revoked"], token_id=revoked.id)
         names = {caller: user.id for caller, user in users.items()}
+        ids["platform_id"] = lti_platforms.add(
+            session=session,
+            platform=lti_platforms.PlatformIn(
+                issuer="https://lms.example", client_id="jaxjudge",
+                auth_login_url="https://lms.example/auth", token_url="https://lms.example/token",
+                jwks_url="https://lms.example/jwks", deployment_ids=("1",),
+            ),
+        ).id  # fmt: skip
 
     def sessions(caller: str) -> tuple[dict[str, str], str]:
         """A fresh browser session for the caller: its cookie and its CSRF token."""
@@ -250,6 +280,15 @@ FORMS = {
     "POST /problems/{slug}/quiz/{question_id}": {"choice": "0"},
     "POST /courses/{course_id}/assignments": {"problem": BANK_SLUG},
     "POST /courses/{course_id}/problems/{slug}/regrades": {"version": "1"},
+    "POST /lti/link": {"problem": BANK_SLUG},
+    "POST /lti/register": {"invitation": "not-one", "openid_configuration": "http://127.0.0.1:9/"},
+    "POST /admin/lti/platforms": {
+        "issuer": "https://lms.example",
+        "client_id": "c",
+        "auth_login_url": "https://lms.example/a",
+        "token_url": "https://lms.example/t",
+        "jwks_url": "https://lms.example/k",
+    },
 }
 JSON = {
     "POST /api/submissions": {"problem": BANK_SLUG, "code": "x", "mode": "run"},

@@ -1,0 +1,183 @@
+"""The LTI 1.3 claims jaxjudge reads, and what a validated launch says, typed.
+
+Claim names are the IMS specification's URIs; nothing downstream reads the raw
+id_token. Roles are the LIS vocabulary: context roles decide a member's role
+in the course; a teaching assistant is staff of the course (instructor) until
+jaxjudge has a TA role of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.vocabulary import MemberRole
+
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+DEEP_LINKING = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+
+MESSAGE_TYPE = LTI + "message_type"
+VERSION = LTI + "version"
+DEPLOYMENT_ID = LTI + "deployment_id"
+TARGET_LINK_URI = LTI + "target_link_uri"
+RESOURCE_LINK = LTI + "resource_link"
+CONTEXT = LTI + "context"
+ROLES = LTI + "roles"
+CUSTOM = LTI + "custom"
+DEEP_LINKING_SETTINGS = DEEP_LINKING + "deep_linking_settings"
+
+RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
+DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
+MESSAGE_TYPES = (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST)
+
+SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SCOPE_RESULT = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+SCOPE_MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+TOOL_SCOPES = (SCOPE_LINEITEM, SCOPE_SCORE, SCOPE_RESULT, SCOPE_MEMBERSHIPS)
+
+_MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+_STAFF_ROLES = ("Instructor", "ContentDeveloper", "Administrator", "Mentor")
+_INSTITUTION_ADMIN = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
+
+
+def member_role(roles: list[str]) -> MemberRole:
+    """A course role from LIS role URIs: staff (instructor, TA, designer, admin) teach,
+    everyone else learns. ``Instructor#TeachingAssistant`` counts as staff."""
+    for role in roles:
+        if role == _INSTITUTION_ADMIN:
+            return MemberRole.INSTRUCTOR
+        # "...membership#Instructor", a sub-role "...membership/Instructor#TeachingAssistant",
+        # or the short context role names the spec allows ("Instructor").
+        name = role.removeprefix(_MEMBERSHIP).removeprefix(_MEMBERSHIP[:-1] + "/")
+        if name.split("#", 1)[0] in _STAFF_ROLES:
+            return MemberRole.INSTRUCTOR
+    return MemberRole.LEARNER
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the platform lets the tool call for this context."""
+
+    lineitems_url: str | None = None
+    lineitem_url: str | None = None  # the link's own column, when the platform made one
+    scopes: tuple[str, ...] = ()
+    memberships_url: str | None = None
+
+
+@dataclass(frozen=True)
+class DeepLinkingSettings:
+    return_url: str
+    accept_multiple: bool
+    data: str | None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A validated launch: who, from where, into which context, asking for what."""
+
+    platform_id: int
+    issuer: str
+    deployment_id: str
+    message_type: str
+    sub: str
+    name: str
+    email: str
+    roles: list[str]
+    context_id: str | None
+    context_title: str
+    resource_link_id: str | None
+    target_link_uri: str
+    custom: dict[str, str] = field(default_factory=dict)
+    services: Services = Services()
+    deep_linking: DeepLinkingSettings | None = None
+
+    @property
+    def role(self) -> MemberRole:
+        return member_role(self.roles)
+
+
+class ClaimError(ValueError):
+    """A claim is missing or malformed: the message names it."""
+
+
+def text(payload: dict[str, Any], key: str, *, required: bool = True, limit: int = 1000) -> str:
+    value = payload.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise ClaimError(f"the id_token's {key.rsplit('/', 1)[-1]!r} claim is missing or invalid")
+    return value
+
+
+def mapping(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    value = payload.get(key, {})
+    if not isinstance(value, dict):
+        raise ClaimError(f"the id_token's {key.rsplit('/', 1)[-1]!r} claim is not an object")
+    return value
+
+
+def read(platform_id: int, payload: dict[str, Any]) -> Launch:
+    """The typed launch of a payload whose signature and registered claims were checked."""
+    message_type = text(payload, MESSAGE_TYPE)
+    if message_type not in MESSAGE_TYPES:
+        raise ClaimError(f"jaxjudge does not handle {message_type!r} messages")
+    if text(payload, VERSION) != "1.3.0":
+        raise ClaimError("only LTI version 1.3.0 launches are accepted")
+    roles = payload.get(ROLES)
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise ClaimError("the id_token's 'roles' claim is missing or invalid")
+    context = mapping(payload, CONTEXT)
+    link = mapping(payload, RESOURCE_LINK)
+    if message_type == RESOURCE_LINK_REQUEST and not isinstance(link.get("id"), str):
+        raise ClaimError("a resource link launch needs the 'resource_link' claim's id")
+    ags, nrps = mapping(payload, AGS_CLAIM), mapping(payload, NRPS_CLAIM)
+    scopes = ags.get("scope", [])
+    services = Services(
+        lineitems_url=_url(ags.get("lineitems")),
+        lineitem_url=_url(ags.get("lineitem")),
+        scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else (),
+        memberships_url=_url(nrps.get("context_memberships_url")),
+    )
+    deep = None
+    if message_type == DEEP_LINKING_REQUEST:
+        dl = mapping(payload, DEEP_LINKING_SETTINGS)
+        return_url = _url(dl.get("deep_link_return_url"))
+        if return_url is None:
+            raise ClaimError("a deep-linking request needs 'deep_link_return_url'")
+        data = dl.get("data")
+        deep = DeepLinkingSettings(
+            return_url=return_url,
+            accept_multiple=dl.get("accept_multiple") is True,
+            data=data if isinstance(data, str) else None,
+        )
+    custom = {k: v for k, v in mapping(payload, CUSTOM).items() if isinstance(v, str)}
+    return Launch(
+        platform_id=platform_id,
+        issuer=text(payload, "iss"),
+        deployment_id=text(payload, DEPLOYMENT_ID, limit=255),
+        message_type=message_type,
+        sub=text(payload, "sub", limit=255),
+        name=_short(payload.get("name")) or _short(payload.get("given_name")),
+        email=_short(payload.get("email")),
+        roles=list(roles),
+        context_id=context["id"] if isinstance(context.get("id"), str) else None,
+        context_title=_short(context.get("title")) or _short(context.get("label")),
+        resource_link_id=link["id"] if isinstance(link.get("id"), str) else None,
+        target_link_uri=text(payload, TARGET_LINK_URI, required=False, limit=2000),
+        custom=custom,
+        services=services,
+        deep_linking=deep,
+    )
+
+
+def _short(value: object, limit: int = 255) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _url(value: object) -> str | None:
+    if isinstance(value, str) and value.startswith(("https://", "http://")) and len(value) <= 1000:
+        return value
+    return None

@@ -1,0 +1,223 @@
+"""What a validated launch creates or finds: the account (by issuer and ``sub``), the
+course (by the LMS's context, created on the first staff launch), the member's role,
+and the problem a resource link points to (assigned in the course).
+
+An account made by a launch has the LMS's name and email and no password: it signs
+in through the LMS. It is otherwise a normal account (its submissions, courses and
+pages are everyone's). A learner launching from an LMS course that no instructor
+has opened jaxjudge from yet is refused: a course is never made by a learner.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.core import names
+from app.data import catalog, courses
+from app.lti.claims import Launch, Services
+from app.lti.launch import LaunchError
+from app.models import (
+    Assignment,
+    Course,
+    CourseMember,
+    LtiAccount,
+    LtiContext,
+    LtiResourceLink,
+    User,
+)
+from app.vocabulary import MemberRole, Role
+
+NO_PASSWORD = "!lti"  # not an Argon2 hash: no password ever verifies against it
+
+CUSTOM_PROBLEM = "problem"
+CUSTOM_DUE = "due_at"
+
+
+def _name_from(*, email: str, full_name: str) -> str:
+    """A valid user name: the email's local part, else the name, made ASCII."""
+    source = email.split("@", 1)[0] if email else full_name
+    ascii_name = unicodedata.normalize("NFKD", source).encode("ascii", "ignore").decode()
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_name).strip(".-_")[:28]
+    return name if names.NAME.match(name) else "lms-user"
+
+
+def _unused_name(session: Session, base: str) -> str:
+    for suffix in ["", *(f"-{n}" for n in range(2, 1000))]:
+        candidate = base + suffix
+        taken = session.scalar(
+            select(User.id).where(User.canonical_name == names.canonical(candidate))
+        )
+        if taken is None:
+            return candidate
+    raise LaunchError("No free user name could be made for this LMS account.")
+
+
+def linked_user(
+    *, session: Session, platform_id: int, sub: str, email: str, full_name: str
+) -> User:
+    """The user the platform's ``sub`` is linked to, made (with no password) the first
+    time the platform names them, at a launch or in its roster."""
+    linked = session.scalar(
+        select(LtiAccount).where(LtiAccount.platform_id == platform_id, LtiAccount.sub == sub)
+    )
+    if linked is not None:
+        user = session.get(User, linked.user_id)
+        if user is None or user.disabled_at is not None:
+            raise LaunchError("This jaxjudge account is disabled; ask an administrator.")
+        linked.email, linked.full_name = email or linked.email, full_name or linked.full_name
+        return user
+    name = _unused_name(session, _name_from(email=email, full_name=full_name))
+    user = User(
+        name=name,
+        canonical_name=names.canonical(name),
+        password_hash=NO_PASSWORD,
+        role=Role.LEARNER,
+    )
+    session.add(user)
+    session.flush()
+    session.add(
+        LtiAccount(
+            platform_id=platform_id, sub=sub, user_id=user.id, email=email, full_name=full_name
+        )
+    )
+    session.flush()
+    return user
+
+
+def account(*, session: Session, launch: Launch) -> User:
+    return linked_user(
+        session=session,
+        platform_id=launch.platform_id,
+        sub=launch.sub,
+        email=launch.email,
+        full_name=launch.name,
+    )
+
+
+def _remember_services(context: LtiContext, services: Services) -> None:
+    if services.memberships_url:
+        context.memberships_url = services.memberships_url
+    if services.lineitems_url:
+        context.lineitems_url = services.lineitems_url
+    if services.scopes:
+        context.scopes = " ".join(services.scopes)
+
+
+def course(*, session: Session, launch: Launch, user: User) -> Course:
+    """The course linked to the launch's context (made on a staff member's first launch),
+    with ``user`` a member in the role the LMS gives them."""
+    if launch.context_id is None:
+        raise LaunchError("This launch comes from outside an LMS course (no context).")
+    role = launch.role
+    context = session.scalar(
+        select(LtiContext).where(
+            LtiContext.platform_id == launch.platform_id,
+            LtiContext.context_id == launch.context_id,
+        )
+    )
+    if context is None:
+        if role is not MemberRole.INSTRUCTOR:
+            raise LaunchError(
+                "This LMS course is not linked to jaxjudge yet: your instructor links it by"
+                " opening jaxjudge from the course once."
+            )
+        found = Course(
+            name=(launch.context_title or f"LMS course {launch.context_id}")[:120],
+            join_code=courses.new_join_code(),
+        )
+        session.add(found)
+        session.flush()
+        context = LtiContext(
+            platform_id=launch.platform_id,
+            context_id=launch.context_id,
+            course_id=found.id,
+            deployment_id=launch.deployment_id,
+            title=launch.context_title,
+        )
+        session.add(context)
+    _remember_services(context, launch.services)
+    found_course = session.get(Course, context.course_id)
+    assert found_course is not None
+    set_member(session=session, course=found_course, user=user, role=role)
+    if role is MemberRole.INSTRUCTOR and user.role == Role.LEARNER:
+        user.role = Role.INSTRUCTOR  # staff of an LMS course may run courses here too
+    session.flush()
+    return found_course
+
+
+def set_member(*, session: Session, course: Course, user: User, role: MemberRole) -> None:
+    """``user`` in ``course`` as ``role`` (the LMS's word is the latest)."""
+    member = session.scalar(
+        select(CourseMember).where(
+            CourseMember.course_id == course.id, CourseMember.user_id == user.id
+        )
+    )
+    if member is None:
+        session.add(CourseMember(course_id=course.id, user_id=user.id, role=role))
+    elif member.role != role:
+        member.role = role
+
+
+def context_of(*, session: Session, course: Course) -> LtiContext | None:
+    return session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
+
+
+def _due(value: str | None) -> datetime | None:
+    if not value or value.startswith("$"):  # an LMS substitution it did not fill
+        return None
+    try:
+        return courses.utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def resource_link(
+    *,
+    session: Session,
+    course: Course,
+    resource_link_id: str,
+    chosen: str | None = None,
+    named: str | None = None,
+    lineitem_url: str | None = None,
+    due_at: str | None = None,
+) -> LtiResourceLink | None:
+    """The LMS link's problem: ``chosen`` (an instructor just picked it), else the one
+    already linked, else ``named`` (the link's custom ``problem`` parameter, which deep
+    linking sets). None: the link points nowhere yet. The problem is assigned in the
+    course, with the due date the LMS sent (``due_at``, ISO 8601), if any."""
+    context = context_of(session=session, course=course)
+    assert context is not None
+    link = session.scalar(
+        select(LtiResourceLink).where(
+            LtiResourceLink.context_id == context.id,
+            LtiResourceLink.resource_link_id == resource_link_id,
+        )
+    )
+    slug = chosen or (link.problem if link else None) or named
+    if slug is None:
+        return None
+    if catalog.live_version(session, slug) is None:
+        raise LaunchError(
+            f"This link names the problem {slug[:100]!r}, which jaxjudge does not have."
+        )
+    if link is None:
+        link = LtiResourceLink(
+            context_id=context.id, resource_link_id=resource_link_id, problem=slug
+        )
+        session.add(link)
+    link.problem = slug
+    if lineitem_url:
+        link.lineitem_url = lineitem_url
+    existing = session.scalar(
+        select(Assignment).where(Assignment.course_id == course.id, Assignment.problem == slug)
+    )
+    due = _due(due_at)
+    if existing is None or (due is not None and existing.due_at != due):
+        courses.assign(session=session, course=course, problem=slug, due_at=due)
+    session.flush()
+    return link

@@ -1,0 +1,94 @@
+"""What instructors and admins read of the LMS side: a course's link to its LMS course,
+its links, and the grade-book outbox (pending, failed with the platform's answer,
+sent), for one course or the whole platform."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.models import Course, LtiContext, LtiPlatform, LtiResourceLink, LtiScore, User
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    course: str
+    course_id: int
+    learner: str
+    problem: str
+    status: str
+    attempts: int
+    score_given: float | None
+    score_maximum: float | None
+    last_error: str | None
+    next_attempt_at: datetime
+    sent_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Outbox:
+    counts: dict[str, int]
+    rows: list[OutboxRow]  # failed first, then pending, then sent; newest first within
+
+
+_ORDER = {"failed": 0, "pending": 1, "sent": 2}
+
+
+def outbox(session: Session, *, course_id: int | None = None, limit: int = 200) -> Outbox:
+    query = (
+        select(LtiScore, LtiResourceLink, Course, User)
+        .join(LtiResourceLink, LtiResourceLink.id == LtiScore.link_id)
+        .join(LtiContext, LtiContext.id == LtiResourceLink.context_id)
+        .join(Course, Course.id == LtiContext.course_id)
+        .join(User, User.id == LtiScore.user_id)
+    )
+    if course_id is not None:
+        query = query.where(Course.id == course_id)
+    found = [
+        OutboxRow(
+            course=course.name,
+            course_id=course.id,
+            learner=user.name,
+            problem=link.problem,
+            status=row.status,
+            attempts=row.attempts,
+            score_given=row.score_given,
+            score_maximum=row.score_maximum,
+            last_error=row.last_error,
+            next_attempt_at=row.next_attempt_at,
+            sent_at=row.sent_at,
+        )
+        for row, link, course, user in session.execute(query)
+    ]
+    counts = Counter(row.status for row in found)
+    found.sort(
+        key=lambda r: (_ORDER.get(r.status, 3), -(r.sent_at or r.next_attempt_at).timestamp())
+    )
+    return Outbox(counts={s: counts.get(s, 0) for s in _ORDER}, rows=found[:limit])
+
+
+@dataclass(frozen=True)
+class CourseLink:
+    context: LtiContext
+    platform: LtiPlatform
+    links: list[LtiResourceLink]
+
+
+def course_link(session: Session, *, course_id: int) -> CourseLink | None:
+    context = session.scalar(select(LtiContext).where(LtiContext.course_id == course_id))
+    if context is None:
+        return None
+    platform = session.get(LtiPlatform, context.platform_id)
+    assert platform is not None
+    links = list(
+        session.scalars(
+            select(LtiResourceLink)
+            .where(LtiResourceLink.context_id == context.id)
+            .order_by(LtiResourceLink.id)
+        )
+    )
+    return CourseLink(context=context, platform=platform, links=links)

@@ -1,0 +1,380 @@
+"""The LTI 1.3 pages (app/lti/ does the work; docs/lti.md says what an LMS admin enters).
+
+``/lti/login`` (GET or POST) starts the OIDC login; ``/lti/launch`` receives the
+id_token, signs the learner in and lands them on the linked problem (an instructor
+picks one for a new link; a deep-linking request goes to the picker);
+``/lti/jwks`` publishes the tool's keys; ``/lti/register`` is Dynamic
+Registration. Every refusal is a page that says why and changes nothing.
+
+The login's state is bound to the browser by a cookie (SameSite=None and Secure
+over TLS, HttpOnly, ten minutes, one per login). A browser that blocks cookies in
+the LMS's frame does not send it back: the launch page then offers to open
+jaxjudge in a window of its own, which starts the same login again there (the
+first-party new-window fallback; docs/lti.md says why not postMessage storage).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+from urllib.parse import urlparse
+
+from fastapi import APIRouter, BackgroundTasks, Form, Request, status
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from app.api.deps import SessionDep
+from app.core.config import settings
+from app.core.db import session_scope
+from app.data import catalog, courses, web_sessions
+from app.errors import DomainError
+from app.lti import deep_linking, keys, launch, provisioning, registration, roster
+from app.lti.claims import DEEP_LINKING_REQUEST, DeepLinkingSettings, Launch
+from app.lti.http import PlatformCallError
+from app.lti.launch import BrowserNotBoundError, LaunchError
+from app.models import Course, LtiPlatform, User
+from app.vocabulary import MemberRole
+from app.web.guards import CsrfChecked, SignedInUser
+from app.web.render import page
+
+router = APIRouter(include_in_schema=False)
+log = logging.getLogger("jaxjudge.lti")
+
+# Pages a launch answers with may be shown in the LMS's frame; they hold no action
+# but links and forms back to jaxjudge.
+FRAMEABLE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'"
+    " data:; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors *"
+)
+DEEP_LINK_KEY = "lti_deep_link"
+PENDING_LINK_KEY = "lti_pending_link"
+
+
+def base_url(request: Request) -> str:
+    return (settings.public_url or str(request.base_url)).rstrip("/")
+
+
+def _is_secure(request: Request) -> bool:
+    return settings.secure_cookies or request.url.scheme == "https"
+
+
+def _refused(request: Request, message: str, code: int = 400, **context: object) -> Response:
+    response = page(request, "lti_error.html", None, code, message=message, **context)
+    _frameable(response)
+    return response
+
+
+def _frameable(response: Response) -> None:
+    response.headers["content-security-policy"] = FRAMEABLE_POLICY
+    response.headers["x-frame-options"] = "ALLOWALL"
+
+
+async def _params(request: Request) -> dict[str, str]:
+    if request.method == "POST":
+        form = await request.form()
+        source = {k: v for k, v in form.items() if isinstance(v, str)}
+    else:
+        source = dict(request.query_params)
+    return {k: v[:2000] for k, v in source.items()}
+
+
+@router.api_route("/lti/login", methods=["GET", "POST"])
+async def login(request: Request, session: SessionDep) -> Response:
+    params = await _params(request)
+    try:
+        started = launch.start_login(
+            session=session, params=params, redirect_uri=f"{base_url(request)}/lti/launch"
+        )
+    except LaunchError as error:
+        session.rollback()
+        return _refused(request, str(error))
+    response = RedirectResponse(started.redirect_url, status_code=status.HTTP_302_FOUND)
+    secure = _is_secure(request)
+    response.set_cookie(
+        launch.state_cookie_name(started.state),
+        started.browser_secret,
+        max_age=launch.LOGIN_MINUTES * 60,
+        path="/lti/",
+        httponly=True,
+        secure=secure,
+        samesite="none" if secure else "lax",
+    )
+    return response
+
+
+def _sign_in(request: Request, session: Session, user: User) -> None:
+    web_sessions.end(session=session, sid=request.session.get("sid"))
+    request.session.clear()
+    request.session["sid"] = web_sessions.start(
+        session=session, user=user, user_agent=request.headers.get("user-agent", "")
+    )
+
+
+def _sync_roster_quietly(course_id: int) -> None:
+    """After a staff launch's answer is sent (a background task): the roster, best
+    effort; a failure is logged and the next staff launch tries again."""
+    with session_scope() as session:
+        course = session.get(Course, course_id)
+        context = provisioning.context_of(session=session, course=course) if course else None
+        if course is None or context is None or not context.memberships_url:
+            return
+        try:
+            roster.sync(session, course=course, context=context)
+        except (PlatformCallError, LaunchError) as error:
+            session.rollback()
+            log.warning("roster of course %s not synced at launch: %s", course_id, error)
+
+
+@router.post("/lti/launch")
+def launch_page(
+    request: Request,
+    session: SessionDep,
+    background: BackgroundTasks,
+    id_token: Annotated[str, Form(max_length=launch.MAX_TOKEN_BYTES)] = "",
+    state: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    cookie = request.cookies.get(launch.state_cookie_name(state)) if state else None
+    try:
+        validated = launch.finish_login(
+            session=session, id_token=id_token, state=state, browser_secret=cookie
+        )
+        user = provisioning.account(session=session, launch=validated)
+        course = provisioning.course(session=session, launch=validated, user=user)
+    except BrowserNotBoundError as error:
+        session.rollback()
+        return _new_window(request, session, state, str(error))
+    except LaunchError as error:
+        session.rollback()
+        return _refused(request, str(error))
+    if request.headers.get("sec-fetch-dest") == "iframe" and not settings.frame_origins:
+        # Framing is not configured: pages would be refused in the frame (and the
+        # session cookie would not come back), so the learner continues in a window.
+        session.rollback()
+        return _new_window(request, session, state, "jaxjudge opens in a window of its own.")
+    _sign_in(request, session, user)
+    if validated.role is MemberRole.INSTRUCTOR:
+        background.add_task(_sync_roster_quietly, course.id)
+    if validated.message_type == DEEP_LINKING_REQUEST:
+        return _start_deep_linking(request, validated, course)
+    try:
+        link = (
+            provisioning.resource_link(
+                session=session,
+                course=course,
+                resource_link_id=validated.resource_link_id,
+                named=validated.custom.get(provisioning.CUSTOM_PROBLEM),
+                lineitem_url=validated.services.lineitem_url,
+                due_at=validated.custom.get(provisioning.CUSTOM_DUE),
+            )
+            if validated.resource_link_id
+            else None
+        )
+    except LaunchError as error:
+        return _refused(request, str(error))
+    if link is not None:
+        return RedirectResponse(f"/problems/{link.problem}", status_code=status.HTTP_303_SEE_OTHER)
+    if validated.role is not MemberRole.INSTRUCTOR:
+        return _refused(
+            request, "This LMS link does not point to a problem yet; your instructor sets it up."
+        )
+    request.session[PENDING_LINK_KEY] = _pending_link(validated, course)
+    return RedirectResponse("/lti/link", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _new_window(request: Request, session: Session, state: str, why: str) -> Response:
+    login = launch.login_in_flight(session=session, state=state)
+    relaunch = f"/lti/login?{login.relaunch_query}" if login and login.relaunch_query else None
+    return _refused(request, why, 401 if relaunch is None else 200, relaunch=relaunch)
+
+
+def _pending_link(validated: Launch, course: Course) -> dict[str, object]:
+    return {
+        "course_id": course.id,
+        "resource_link_id": validated.resource_link_id,
+        "lineitem_url": validated.services.lineitem_url,
+    }
+
+
+def _start_deep_linking(request: Request, validated: Launch, course: Course) -> Response:
+    if validated.role is not MemberRole.INSTRUCTOR or validated.deep_linking is None:
+        return _refused(request, "Only the course's instructors add jaxjudge problems to it.", 403)
+    settings_ = validated.deep_linking
+    request.session[DEEP_LINK_KEY] = {
+        "platform_id": validated.platform_id,
+        "deployment_id": validated.deployment_id,
+        "course_id": course.id,
+        "return_url": settings_.return_url,
+        "accept_multiple": settings_.accept_multiple,
+        "data": settings_.data,
+    }
+    return RedirectResponse("/lti/deep-link", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _problems(session: Session) -> list[tuple[str, str, str]]:
+    return [(p.slug, p.config.title, p.config.track) for _v, p in catalog.live_problems(session)]
+
+
+@router.get("/lti/deep-link", response_class=HTMLResponse)
+def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    pending = request.session.get(DEEP_LINK_KEY)
+    if not isinstance(pending, dict):
+        return _refused(request, "No LMS is waiting for problems; start from the LMS.")
+    response = page(
+        request,
+        "lti_deep_link.html",
+        user,
+        problems=_problems(session),
+        multiple=bool(pending.get("accept_multiple")),
+    )
+    _frameable(response)
+    return response
+
+
+@router.post("/lti/deep-link", response_class=HTMLResponse)
+def deep_link_response(
+    request: Request,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    problem: Annotated[list[str] | None, Form()] = None,
+    points: Annotated[float, Form(gt=0, le=10000)] = deep_linking.DEFAULT_MAXIMUM,
+) -> Response:
+    pending = request.session.pop(DEEP_LINK_KEY, None)
+    if not isinstance(pending, dict):
+        return _refused(request, "No LMS is waiting for problems; start from the LMS.")
+    platform = session.get(LtiPlatform, int(pending["platform_id"]))
+    titles = {slug: title for slug, title, _track in _problems(session)}
+    picked = [slug for slug in (problem or []) if slug in titles]
+    if platform is None or not picked:
+        return _refused(request, "Pick at least one problem (start again from the LMS).")
+    items = [
+        deep_linking.content_item(
+            slug=slug,
+            title=titles[slug],
+            launch_url=f"{base_url(request)}/lti/launch",
+            score_maximum=points,
+        )
+        for slug in picked
+    ]
+    token = deep_linking.response_jwt(
+        session,
+        platform=platform,
+        deployment_id=str(pending["deployment_id"]),
+        settings=DeepLinkingSettings(
+            return_url=str(pending["return_url"]),
+            accept_multiple=bool(pending["accept_multiple"]),
+            data=pending.get("data") if isinstance(pending.get("data"), str) else None,
+        ),
+        items=items,
+    )
+    return _post_to(request, user, str(pending["return_url"]), {"JWT": token})
+
+
+def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> Response:
+    """A page whose script posts ``fields`` to ``url`` (another site: the CSP allows it)."""
+    response = page(request, "lti_post.html", user, url=url, fields=fields)
+    origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
+    response.headers["content-security-policy"] = FRAMEABLE_POLICY.replace(
+        "form-action 'self'", f"form-action 'self' {origin}"
+    )
+    response.headers["x-frame-options"] = "ALLOWALL"
+    return response
+
+
+@router.get("/lti/link", response_class=HTMLResponse)
+def link_picker(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    if not isinstance(request.session.get(PENDING_LINK_KEY), dict):
+        return _refused(request, "No LMS link is waiting for a problem; start from the LMS.")
+    response = page(request, "lti_link.html", user, problems=_problems(session))
+    _frameable(response)
+    return response
+
+
+@router.post("/lti/link")
+def link_chosen(
+    request: Request,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    problem: Annotated[str, Form(max_length=100)],
+) -> Response:
+    pending = request.session.pop(PENDING_LINK_KEY, None)
+    if not isinstance(pending, dict):
+        return _refused(request, "No LMS link is waiting for a problem; start from the LMS.")
+    course = session.get(Course, int(pending["course_id"]))
+    if course is None or not _is_instructor(session, course, user):
+        return _refused(request, "Only the course's instructors set up its links.", 403)
+    try:
+        link = provisioning.resource_link(
+            session=session,
+            course=course,
+            resource_link_id=str(pending["resource_link_id"]),
+            chosen=problem,
+            lineitem_url=str(pending["lineitem_url"]) if pending.get("lineitem_url") else None,
+        )
+    except LaunchError as error:
+        return _refused(request, str(error))
+    assert link is not None
+    return RedirectResponse(f"/problems/{link.problem}", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _is_instructor(session: Session, course: Course, user: User) -> bool:
+    return courses.membership(session=session, course=course, user=user) == MemberRole.INSTRUCTOR
+
+
+@router.get("/lti/jwks")
+def jwks() -> Response:
+    return JSONResponse(keys.public_jwks(), headers={"Cache-Control": "max-age=300"})
+
+
+@router.get("/lti/register", response_class=HTMLResponse)
+def registration_form(
+    request: Request,
+    session: SessionDep,
+    invitation: str = "",
+    openid_configuration: str = "",
+    registration_token: str = "",
+) -> Response:
+    try:
+        registration.check_invitation(invitation)
+        configuration = registration.read_configuration(openid_configuration)
+    except registration.RegistrationError as error:
+        return _refused(request, str(error))
+    response = page(
+        request,
+        "lti_register.html",
+        None,
+        configuration=configuration,
+        invitation=invitation,
+        openid_configuration=openid_configuration,
+        registration_token=registration_token,
+        tool=base_url(request),
+    )
+    _frameable(response)
+    return response
+
+
+@router.post("/lti/register", response_class=HTMLResponse)
+def registration_done(
+    request: Request,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+    invitation: Annotated[str, Form(max_length=1000)],
+    openid_configuration: Annotated[str, Form(max_length=1000)],
+    registration_token: Annotated[str, Form(max_length=4000)] = "",
+) -> Response:
+    try:
+        registration.check_invitation(invitation)
+        configuration = registration.read_configuration(openid_configuration)
+        platform = registration.register(
+            session,
+            configuration=configuration,
+            token=registration_token or None,
+            base_url=base_url(request),
+        )
+    except (registration.RegistrationError, DomainError) as error:
+        session.rollback()
+        return _refused(request, str(error))
+    response = page(request, "lti_registered.html", None, platform=platform)
+    _frameable(response)
+    return response

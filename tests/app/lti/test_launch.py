@@ -1,0 +1,296 @@
+"""The LTI 1.3 launch against a real platform server: a good launch signs the learner in
+on the linked problem; every rule of the security framework refuses a bad one with a
+page that says why, and changes nothing."""
+
+from __future__ import annotations
+
+import html
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from app.core.db import session_scope
+from app.lti import platform_keys
+from app.models import Course, CourseMember, LtiAccount, LtiLogin, User
+from tests.app.conftest import in_process_client
+from tests.app.lti.conftest import ADA, GRACE, SLUG, launch, start_login
+from tests.lti_platform import (
+    CLIENT_ID,
+    TEACHING_ASSISTANT,
+    Platform,
+    forge,
+    public_pem,
+)
+from tests.lti_platform import User as LmsUser
+
+
+def counts() -> tuple[int, int, int]:
+    with session_scope() as session:
+        return (
+            session.scalar(select(func.count()).select_from(User)) or 0,
+            session.scalar(select(func.count()).select_from(Course)) or 0,
+            session.scalar(select(func.count()).select_from(LtiAccount)) or 0,
+        )
+
+
+def test_an_instructor_launch_creates_the_course_and_lands_on_the_problem(
+    client: TestClient, platform: Platform
+) -> None:
+    answer = launch(client, platform, ADA, custom={"problem": SLUG})
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == f"/problems/{SLUG}"
+    courses_page = client.get("/courses").text
+    assert "Deep Learning 101" in courses_page  # signed in, and a member of the new course
+    with session_scope() as session:
+        linked = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
+        assert linked is not None and linked.email == ADA.email
+        user = session.get(User, linked.user_id)
+        assert user is not None and user.name == "ada"
+        member = session.scalar(select(CourseMember).where(CourseMember.user_id == user.id))
+        assert member is not None and member.role == "instructor"
+
+
+def test_a_learner_lands_signed_in_and_is_the_same_account_next_time(
+    client: TestClient, platform: Platform
+) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG})
+    with in_process_client() as learner:
+        first = launch(learner, platform, GRACE)
+        assert first.headers["location"] == f"/problems/{SLUG}"  # the link knows its problem
+        assert "grace" in learner.get(f"/problems/{SLUG}").text
+        before = counts()
+        again = launch(learner, platform, GRACE)
+        assert again.status_code == 303 and counts() == before
+
+
+def test_the_login_works_by_post_too(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA, method="POST")
+    token = platform.id_token(nonce=login.nonce, user=ADA, custom={"problem": SLUG})
+    answer = client.post(
+        "/lti/launch", data={"id_token": token, "state": login.state}, follow_redirects=False
+    )
+    assert answer.status_code == 303
+
+
+def test_a_teaching_assistant_is_staff_of_the_course(
+    client: TestClient, platform: Platform
+) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG})
+    assistant = LmsUser("sub-ta", "Tess Assist", "tess@uni.example", [TEACHING_ASSISTANT])
+    with in_process_client() as browser:
+        launch(browser, platform, assistant)
+        with session_scope() as session:
+            account = session.scalar(select(LtiAccount).where(LtiAccount.sub == "sub-ta"))
+            assert account is not None
+            role = session.scalar(
+                select(CourseMember.role).where(CourseMember.user_id == account.user_id)
+            )
+        assert role == "instructor"
+
+
+def test_a_learner_cannot_create_a_course(client: TestClient, platform: Platform) -> None:
+    before = counts()
+    answer = launch(client, platform, GRACE, custom={"problem": SLUG})
+    assert answer.status_code == 400
+    assert "not linked to jaxjudge yet" in answer.text
+    assert counts() == before  # not even the account
+
+
+def test_a_new_link_is_set_up_by_the_instructor(client: TestClient, platform: Platform) -> None:
+    answer = launch(client, platform, ADA, resource_link_id="link-new")
+    assert answer.headers["location"] == "/lti/link"
+    picker = client.get("/lti/link").text
+    token = picker.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    chosen = client.post(
+        "/lti/link", data={"problem": SLUG, "csrf_token": token}, follow_redirects=False
+    )
+    assert chosen.headers["location"] == f"/problems/{SLUG}"
+    with in_process_client() as learner:
+        assert (
+            launch(learner, platform, GRACE, resource_link_id="link-new").headers["location"]
+            == f"/problems/{SLUG}"
+        )
+
+
+def test_the_due_date_the_lms_sends_is_the_assignment_s(
+    client: TestClient, platform: Platform
+) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": "2026-12-01T23:59:00Z"})
+    from app.models import Assignment
+
+    with session_scope() as session:
+        due = session.scalar(select(Assignment.due_at).where(Assignment.problem == SLUG))
+    assert due is not None and due.isoformat() == "2026-12-01T23:59:00"
+
+
+# Each rule of the IMS Security Framework, broken on purpose.
+
+
+def _refused(client: TestClient, state: str, token: str, why: str) -> None:
+    before = counts()
+    answer = client.post("/lti/launch", data={"id_token": token, "state": state})
+    assert answer.status_code in (400, 401), answer.text
+    assert why in html.unescape(answer.text), answer.text
+    assert counts() == before
+
+
+def test_an_expired_token_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    old = {"exp": int(time.time()) - 600, "iat": int(time.time()) - 900}
+    _refused(
+        client, login.state, platform.id_token(nonce=login.nonce, user=ADA, extra=old), "expired"
+    )
+
+
+def test_a_token_issued_in_the_future_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    later = {"iat": int(time.time()) + 3600, "exp": int(time.time()) + 7200}
+    _refused(
+        client, login.state, platform.id_token(nonce=login.nonce, user=ADA, extra=later), "future"
+    )
+
+
+def test_a_token_for_another_tool_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, extra={"aud": "another-tool"})
+    _refused(client, login.state, token, "another tool")
+
+
+def test_several_audiences_need_this_tool_as_authorized_party(
+    client: TestClient, platform: Platform
+) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(
+        nonce=login.nonce, user=ADA, extra={"aud": [CLIENT_ID, "other"], "azp": "other"}
+    )
+    _refused(client, login.state, token, "authorized party")
+
+
+def test_an_unknown_issuer_is_refused_at_login(client: TestClient, platform: Platform) -> None:
+    params = platform.initiation(ADA) | {"iss": "https://unknown.example"}
+    answer = client.get("/lti/login", params=params, follow_redirects=False)
+    assert answer.status_code == 400 and "is registered" in answer.text
+
+
+def test_a_token_from_another_issuer_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, extra={"iss": "https://evil.example"})
+    _refused(client, login.state, token, "another issuer")
+
+
+def test_an_unregistered_deployment_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    deployment = {"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "rogue"}
+    token = platform.id_token(nonce=login.nonce, user=ADA, extra=deployment)
+    _refused(client, login.state, token, "not registered")
+    initiation = platform.initiation(ADA) | {"lti_deployment_id": "rogue"}
+    answer = client.get("/lti/login", params=initiation, follow_redirects=False)
+    assert answer.status_code == 400 and "not registered" in answer.text
+
+
+def test_a_replayed_launch_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, custom={"problem": SLUG})
+    first = client.post("/lti/launch", data={"id_token": token, "state": login.state})
+    assert first.status_code == 200  # followed to the problem page
+    _refused(client, login.state, token, "already used")
+
+
+def test_a_nonce_from_another_login_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    other = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=other.nonce, user=ADA)
+    _refused(client, login.state, token, "nonce")
+
+
+@pytest.mark.parametrize("alg", ["none", "HS256"])
+def test_unsigned_and_hmac_tokens_are_refused(
+    client: TestClient, platform: Platform, alg: str
+) -> None:
+    login = start_login(client, platform, ADA)
+    claims = platform.launch_claims(nonce=login.nonce, user=ADA)
+    secret = None if alg == "none" else public_pem(platform.key)
+    token = forge({"alg": alg, "typ": "JWT", "kid": platform.kid}, claims, secret)
+    _refused(client, login.state, token, "RS256")
+
+
+def test_a_key_not_in_the_platform_s_set_is_refused(client: TestClient, platform: Platform) -> None:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    login = start_login(client, platform, ADA)
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    token = platform.id_token(nonce=login.nonce, user=ADA, key=stranger, kid="not-published")
+    _refused(client, login.state, token, "not in the LMS's published key set")
+    # A published kid with another key's signature is a bad signature.
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, key=stranger)
+    _refused(client, login.state, token, "signature does not verify")
+
+
+def test_a_rotated_platform_key_is_fetched_again_but_made_up_kids_fetch_nothing(
+    client: TestClient, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert launch(client, platform, ADA, custom={"problem": SLUG}).status_code == 303
+    assert platform.jwks_fetches == 1
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    for _ in range(5):  # within REFETCH_AFTER of the last fetch: no new fetch
+        login = start_login(client, platform, ADA)
+        token = platform.id_token(nonce=login.nonce, user=ADA, key=stranger, kid="made-up")
+        _refused(client, login.state, token, "not in the LMS's published key set")
+    assert platform.jwks_fetches == 1
+    monkeypatch.setattr(platform_keys, "REFETCH_AFTER", 0.0)  # as if some time passed
+    platform.rotate_key()  # the cached set lacks the new kid: one fresh fetch
+    assert launch(client, platform, ADA, custom={"problem": SLUG}).status_code == 303
+    assert platform.jwks_fetches == 2
+
+
+def test_a_missing_or_forged_state_is_refused(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA)
+    _refused(client, "", token, "no login in progress")
+    _refused(client, "forged-state", token, "no login in progress")
+
+
+def test_a_launch_finished_by_another_browser_is_refused(
+    client: TestClient, platform: Platform
+) -> None:
+    """Login CSRF: an attacker's own launch posted from the victim's browser (which
+    lacks the attacker's state cookie) signs nobody in."""
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, custom={"problem": SLUG})
+    with in_process_client() as victim:
+        before = counts()
+        answer = victim.post("/lti/launch", data={"id_token": token, "state": login.state})
+        assert "not the one finishing it" in answer.text
+        assert 'href="/lti/login?' in answer.text  # the new-window fallback
+        assert counts() == before
+        assert "Deep Learning 101" not in victim.get("/courses").text
+
+
+def test_a_launch_in_a_frame_continues_in_a_new_window(
+    client: TestClient, platform: Platform
+) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, custom={"problem": SLUG})
+    answer = client.post(
+        "/lti/launch",
+        data={"id_token": token, "state": login.state},
+        headers={"Sec-Fetch-Dest": "iframe"},
+    )
+    assert (
+        "new window" in answer.text
+        and "frame-ancestors *" in answer.headers["content-security-policy"]
+    )
+    with session_scope() as session:
+        assert session.scalar(select(LtiLogin.used_at)) is None  # the login was not spent
+
+
+def test_malformed_tokens_get_a_page(client: TestClient, platform: Platform) -> None:
+    login = start_login(client, platform, ADA)
+    for token in ["", "garbage", "a.b.c", "x" * 70_000]:
+        answer = client.post("/lti/launch", data={"id_token": token, "state": login.state})
+        assert answer.status_code in (400, 413, 422), token[:10]

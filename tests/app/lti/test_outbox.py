@@ -1,0 +1,197 @@
+"""Grade passback (AGS) through the outbox, against the platform server: a graded submit
+sends the learner's best score to the link's line item with a client-credentials
+token; an LMS that is down gets the grade later, exactly once; a refusal for good is
+shown as failed with the platform's answer and sent again on ``resend``."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.core.db import session_scope
+from app.data import submissions
+from app.grading import queue
+from app.lti import outbox
+from app.models import LtiAccount, LtiResourceLink, LtiScore, User
+from tests.app.conftest import in_process_client
+from tests.app.lti.conftest import ADA, GRACE, SLUG, launch
+from tests.lti_platform import CLIENT_ID, Platform
+
+LINEITEM = "/contexts/course-101/lineitems/7"
+
+
+def graded_submit(sub: str, score: float, verdict: str = "wrong_answer") -> int:
+    """A submit by the LMS user ``sub``, graded by a worker as the queue records it."""
+    with session_scope() as session:
+        account = session.scalar(select(LtiAccount).where(LtiAccount.sub == sub))
+        assert account is not None
+        user = session.get(User, account.user_id)
+        assert user is not None
+        submission = submissions.create_submission(
+            session=session, user=user, problem=SLUG, code="x = 1", mode="submit", max_queued=5
+        )
+        submission_id = submission.id
+    with session_scope() as session:
+        claimed = queue.claim(session, worker="test-worker", lease_seconds=30)
+        assert claimed is not None and claimed.id == submission_id
+        assert queue.complete(
+            session,
+            submission_id=submission_id,
+            worker="test-worker",
+            verdict=verdict,
+            score=score,
+            result_json="{}",
+        )
+    return submission_id
+
+
+def course_with_learner(client: TestClient, platform: Platform) -> None:
+    lineitem = platform.url + LINEITEM
+    launch(client, platform, ADA, custom={"problem": SLUG}, lineitem=lineitem)
+    with in_process_client() as learner:
+        launch(learner, platform, GRACE, lineitem=lineitem)
+
+
+def rows() -> list[LtiScore]:
+    with session_scope() as session:
+        found = list(session.scalars(select(LtiScore)))
+        session.expunge_all()
+        return found
+
+
+def test_a_graded_submit_sends_the_best_score_to_the_line_item(
+    client: TestClient, platform: Platform
+) -> None:
+    course_with_learner(client, platform)
+    graded_submit(GRACE.sub, 0.5)
+    assert outbox.deliver_due() == 1
+    graded_submit(GRACE.sub, 0.25)  # worse: the grade book keeps the best
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    assert outbox.deliver_due() == 1  # one row per learner and link, whatever happened
+    sent = platform.scores_for(GRACE.sub)
+    assert [s["body"]["scoreGiven"] for s in sent] == [50.0, 100.0]
+    last = sent[-1]
+    assert last["lineitem"] == platform.url + LINEITEM
+    assert last["content_type"] == "application/vnd.ims.lis.v1.score+json"
+    assert last["body"]["scoreMaximum"] == 100.0
+    assert last["body"]["activityProgress"] == "Completed"
+    assert last["body"]["gradingProgress"] == "FullyGraded"
+    assert last["body"]["timestamp"].endswith("+00:00")
+    # The token came by the client-credentials grant with a signed assertion, once
+    # (it is cached); the other grant is the roster's, at the instructor's launch.
+    grants = [g for g in platform.recorded.token_requests if g["scope"].endswith("/score")]
+    assert len(grants) == 1 and grants[0]["grant_type"] == "client_credentials"
+    assert grants[0]["client_assertion_type"].endswith("jwt-bearer")
+    assert [r.status for r in rows()] == ["sent"]
+
+
+def test_runs_of_the_samples_send_nothing(client: TestClient, platform: Platform) -> None:
+    course_with_learner(client, platform)
+    with session_scope() as session:
+        account = session.scalar(select(LtiAccount).where(LtiAccount.sub == GRACE.sub))
+        assert account is not None
+        user = session.get(User, account.user_id)
+        assert user is not None
+        submissions.create_submission(
+            session=session, user=user, problem=SLUG, code="x", mode="run", max_queued=5
+        )
+    with session_scope() as session:
+        claimed = queue.claim(session, worker="w", lease_seconds=30)
+        assert claimed is not None
+        queue.complete(
+            session,
+            submission_id=claimed.id,
+            worker="w",
+            verdict="accepted",
+            score=1.0,
+            result_json="{}",
+        )
+    assert rows() == [] and outbox.deliver_due() == 0
+
+
+def test_an_lms_that_is_down_gets_the_grade_later_exactly_once(
+    client: TestClient, platform: Platform
+) -> None:
+    course_with_learner(client, platform)
+    platform.down = True
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    assert outbox.deliver_due() == 0
+    (row,) = rows()
+    assert row.status == "pending" and row.attempts == 1 and "503" in (row.last_error or "")
+    assert outbox.deliver_due() == 0  # backing off: not due again yet
+    platform.down = False
+    with session_scope() as session:  # as if the back-off had passed (or a restart later)
+        for due in session.scalars(select(LtiScore)):
+            due.next_attempt_at = due.changed_at
+    assert outbox.deliver_due() == 1
+    assert outbox.deliver_due() == 0
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [100.0]
+    (row,) = rows()
+    assert row.status == "sent" and row.last_error is None and row.score_given == 100.0
+
+
+def test_a_refusal_for_good_is_failed_with_the_answer_and_resent_on_demand(
+    client: TestClient, platform: Platform
+) -> None:
+    course_with_learner(client, platform)
+    with session_scope() as session:  # the LMS deleted the column
+        for link in session.scalars(select(LtiResourceLink)):
+            link.lineitem_url = platform.url + "/gone"
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    outbox.deliver_due()
+    (row,) = rows()
+    assert row.status == "failed" and "404" in (row.last_error or "")
+    with session_scope() as session:
+        for link in session.scalars(select(LtiResourceLink)):
+            link.lineitem_url = platform.url + LINEITEM
+        assert outbox.resend(session) == 1
+    assert outbox.deliver_due() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [100.0]
+
+
+def test_a_link_without_a_column_gets_one_made(client: TestClient, platform: Platform) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG})  # no lineitem claim
+    with in_process_client() as learner:
+        launch(learner, platform, GRACE)
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    assert outbox.deliver_due() == 1
+    (item,) = platform.recorded.lineitems
+    assert item["resourceLinkId"] == "link-1" and item["scoreMaximum"] == 100.0
+    assert platform.scores_for(GRACE.sub)[0]["lineitem"] == item["id"]
+
+
+def test_a_forged_client_assertion_gets_no_token(platform: Platform) -> None:
+    """The platform server really checks the tool's signature: a token request signed
+    by another key is refused (so the passing tests above prove a valid assertion)."""
+    import time
+
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from app.lti.http import PlatformCallError, call
+
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = int(time.time())
+    assertion = jwt.encode(
+        {
+            "iss": CLIENT_ID,
+            "sub": CLIENT_ID,
+            "aud": platform.token_url,
+            "iat": now,
+            "exp": now + 60,
+            "jti": "x",
+        },
+        stranger,
+        algorithm="RS256",
+        headers={"kid": "unknown"},
+    )
+    form = {
+        "grant_type": "client_credentials",
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": assertion,
+        "scope": "x",
+    }
+    with pytest.raises(PlatformCallError) as refused:
+        call("POST", platform.token_url, form=form)
+    assert refused.value.status == 400
