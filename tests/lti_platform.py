@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -68,7 +68,9 @@ class Recorded:
 
 
 class Platform:
-    def __init__(self, tool_jwks: Callable[[], dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, tool_jwks: Callable[[], dict[str, Any]] | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.key = _private_key()
         self.kid = "platform-key-1"
         self.old_keys: list[tuple[str, rsa.RSAPrivateKey]] = []
@@ -76,12 +78,15 @@ class Platform:
         self.recorded = Recorded()
         self.down = False
         self.jwks_fetches = 0
+        self.tool_login_url = ""  # where the course page's activity link starts a launch
         self.members: list[User] = []
         self.page_size = 2
         self.users: dict[str, User] = {}
         self.launches: dict[str, dict[str, Any]] = {}  # lti_message_hint -> launch claims
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        # ``host``: the name the platform is reached by ("localhost" makes it another
+        # site than a tool on 127.0.0.1, as an LMS is); it listens on loopback either way.
+        self.url = f"http://{host}:{self._server.server_address[1]}"
         self.issuer = self.url
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -265,6 +270,8 @@ class Platform:
                     self._authorize(query)
                 elif url.path == "/.well-known/openid-configuration":
                     self._send(200, platform.openid_configuration())
+                elif url.path == "/course":
+                    self._course_page(query)
                 elif url.path.endswith("/memberships"):
                     self._memberships(query)
                 else:
@@ -289,6 +296,22 @@ class Platform:
                     f'<input type="hidden" name="state" value="{html.escape(query["state"])}">'
                     '<button type="submit">Continue</button></form>'
                     '<script>document.getElementById("launch").submit()</script></body>'
+                )
+                self._send(200, page, "text/html")
+
+            def _course_page(self, query: dict[str, str]) -> None:
+                """The LMS's course page as ``as`` sees it: one activity, opened by the
+                third-party-initiated login (a link to the tool's login URL)."""
+                user = platform.users[query["as"]]
+                start = f"{platform.tool_login_url}?{urlencode(platform.initiation(user))}"
+                if query.get("frame"):  # the activity shown inside the course page
+                    activity = f'<iframe title="jaxjudge" src="{html.escape(start)}" width="900" height="600"></iframe>'
+                else:
+                    activity = (
+                        f'<p><a href="{html.escape(start)}">Open the jaxjudge activity</a></p>'
+                    )
+                page = (
+                    f"<!doctype html><title>LMS course</title><h1>Deep Learning 101</h1>{activity}"
                 )
                 self._send(200, page, "text/html")
 

@@ -195,3 +195,47 @@ def test_a_forged_client_assertion_gets_no_token(platform: Platform) -> None:
     with pytest.raises(PlatformCallError) as refused:
         call("POST", platform.token_url, form=form)
     assert refused.value.status == 400
+
+
+def test_an_applied_regrade_sends_the_course_s_new_score(
+    client: TestClient, platform: Platform
+) -> None:
+    from app.data import catalog, regrades
+    from app.models import Course, LtiContext, Regrade, RegradeItem
+
+    course_with_learner(client, platform)
+    submission_id = graded_submit(GRACE.sub, 0.0)
+    assert outbox.deliver_due() == 1
+    with session_scope() as session:
+        context = session.scalar(select(LtiContext))
+        assert context is not None
+        version = catalog.live_version(session, SLUG)
+        assert version is not None
+        ada = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
+        assert ada is not None
+        regrade = Regrade(
+            course_id=context.course_id,
+            problem=SLUG,
+            version_id=version.id,
+            created_by=ada.user_id,
+            status="ready",
+        )
+        session.add(regrade)
+        session.flush()
+        session.add(
+            RegradeItem(
+                regrade_id=regrade.id,
+                submission_id=submission_id,
+                status="done",
+                old_verdict="wrong_answer",
+                old_score=0.0,
+                new_verdict="accepted",
+                new_score=1.0,
+                new_result_json="{}",
+            )
+        )
+        session.flush()
+        assert session.get(Course, context.course_id) is not None
+        regrades.apply(session, regrade=regrade)  # in this course only
+    assert outbox.deliver_due() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [0.0, 100.0]

@@ -1,0 +1,94 @@
+"""Deep Linking 2.0: an instructor adding an activity in the LMS picks problems in
+jaxjudge; they go back as signed resource links with line items, and a learner who
+follows one lands on its problem."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from fastapi.testclient import TestClient
+
+from app.lti import keys
+from tests.app.conftest import in_process_client
+from tests.app.lti.conftest import ADA, GRACE, SLUG, launch
+from tests.lti_platform import CLIENT_ID, DEPLOYMENT_ID, LTI, Platform
+
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+OTHER = "stable-logsumexp"
+
+
+def picked(client: TestClient, platform: Platform, *slugs: str) -> dict[str, object]:
+    answer = launch(
+        client, platform, ADA, message_type="LtiDeepLinkingRequest", resource_link_id=None
+    )
+    assert answer.headers["location"] == "/lti/deep-link"
+    picker = client.get("/lti/deep-link")
+    assert picker.status_code == 200 and SLUG in picker.text and OTHER in picker.text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', picker.text)
+    assert token
+    answer = client.post(
+        "/lti/deep-link",
+        data={"problem": list(slugs), "points": "10", "csrf_token": token[1]},
+    )
+    assert answer.status_code == 200
+    form = re.search(r'<form id="lti-post" method="post" action="([^"]+)">', answer.text)
+    assert form and html.unescape(form[1]) == f"{platform.url}/deep-link-return"
+    assert f"form-action 'self' {platform.url}" in answer.headers["content-security-policy"]
+    jwt_field = re.search(r'name="JWT" value="([^"]+)"', answer.text)
+    assert jwt_field
+    return platform.decode_deep_link_response(jwt_field[1])
+
+
+def test_picked_problems_go_back_as_signed_links_with_line_items(
+    client: TestClient, platform: Platform
+) -> None:
+    response = picked(client, platform, SLUG, OTHER)
+    assert response["iss"] == CLIENT_ID and response["aud"] == platform.issuer
+    assert response[LTI + "message_type"] == "LtiDeepLinkingResponse"
+    assert response[LTI + "deployment_id"] == DEPLOYMENT_ID
+    assert response[DL + "data"] == "opaque-platform-data"  # echoed as the spec asks
+    items = response[DL + "content_items"]
+    assert isinstance(items, list) and [i["custom"]["problem"] for i in items] == [SLUG, OTHER]
+    first = items[0]
+    assert first["type"] == "ltiResourceLink" and first["url"].endswith("/lti/launch")
+    assert first["lineItem"] == {"scoreMaximum": 10.0, "label": first["title"], "tag": SLUG}
+    assert first["custom"]["due_at"] == "$ResourceLink.submission.endDateTime"
+
+
+def test_a_learner_follows_a_deep_linked_activity_to_its_problem(
+    client: TestClient, platform: Platform
+) -> None:
+    items = picked(client, platform, OTHER)[DL + "content_items"]
+    assert isinstance(items, list)
+    custom = items[0]["custom"]
+    # The LMS made a link from the item, filled in the due date, and the learner follows it.
+    filled = {**custom, "due_at": "2026-12-24T12:00:00Z"}
+    with in_process_client() as learner:
+        answer = launch(learner, platform, GRACE, resource_link_id="dl-link", custom=filled)
+        assert answer.headers["location"] == f"/problems/{OTHER}"
+
+
+def test_learners_cannot_add_activities(client: TestClient, platform: Platform) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG})  # the course exists
+    with in_process_client() as learner:
+        answer = launch(
+            learner, platform, GRACE, message_type="LtiDeepLinkingRequest", resource_link_id=None
+        )
+        assert answer.status_code == 403 and "instructors" in answer.text
+        picker = learner.get("/lti/deep-link")  # nothing was left waiting for them
+        assert picker.status_code == 400 and "No LMS is waiting" in picker.text
+
+
+def test_a_response_signed_before_a_key_rotation_still_verifies(
+    client: TestClient, platform: Platform
+) -> None:
+    from app.core.db import session_scope
+
+    before = keys.public_jwks()["keys"][0]["kid"]
+    with session_scope() as session:
+        keys.rotate(session)
+    published = [k["kid"] for k in keys.public_jwks()["keys"]]
+    assert published[0] != before and before in published  # the retired key stays a day
+    response = picked(client, platform, SLUG)  # signed with the new key
+    assert response[LTI + "message_type"] == "LtiDeepLinkingResponse"
