@@ -163,14 +163,23 @@ def read(platform_id: int, payload: dict[str, Any]) -> Launch:
         name=_short(payload.get("name")) or _short(payload.get("given_name")),
         email=_short(payload.get("email")),
         roles=list(roles),
-        context_id=context["id"] if isinstance(context.get("id"), str) else None,
+        context_id=_identifier(context.get("id"), "context"),
         context_title=_short(context.get("title")) or _short(context.get("label")),
-        resource_link_id=link["id"] if isinstance(link.get("id"), str) else None,
+        resource_link_id=_identifier(link.get("id"), "resource_link"),
         target_link_uri=text(payload, TARGET_LINK_URI, required=False, limit=2000),
         custom=custom,
         services=services,
         deep_linking=deep,
     )
+
+
+def _identifier(value: object, claim: str) -> str | None:
+    """An id the LMS chose (a context's, a link's): kept as sent, so bounded, not cut."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= 255:
+        raise ClaimError(f"the id_token's {claim!r} id is not 1-255 characters of text")
+    return value
 
 
 def _short(value: object, limit: int = 255) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jwt
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app.lti import claims, platform_keys
@@ -77,6 +77,8 @@ def start_login(*, session: Session, params: dict[str, str], redirect_uri: str) 
         raise LaunchError(f"The deployment {deployment[:100]!r} is not registered for this LMS.")
     state, nonce, browser = (secrets.token_urlsafe(32) for _ in range(3))
     now = utcnow()
+    # Logins are kept a day after they expire (a late post still says "expired").
+    session.execute(delete(LtiLogin).where(LtiLogin.expires_at < now - timedelta(days=1)))
     relaunch = {k: v for k, v in params.items() if k in _INITIATION_PARAMS}
     session.add(
         LtiLogin(

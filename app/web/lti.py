@@ -11,6 +11,12 @@ over TLS, HttpOnly, ten minutes, one per login). A browser that blocks cookies i
 the LMS's frame does not send it back: the launch page then offers to open
 jaxjudge in a window of its own, which starts the same login again there (the
 first-party new-window fallback; docs/lti.md says why not postMessage storage).
+
+Framing: the launch's answer pages (a refusal, the new-window offer) and Dynamic
+Registration (which the LMS opens in its own dialog) may be framed by any site:
+they hold links, and a form whose authority is the admin's invitation it carries
+(no session, so no CSRF token to lose in a frame). Every other page, the pickers
+included, may be framed only by JAXJUDGE_LMS_FRAME_ORIGINS.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ from urllib.parse import urlparse
 
 from fastapi import APIRouter, BackgroundTasks, Form, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.api.deps import SessionDep
 from app.core.config import settings
 from app.core.db import session_scope
+from app.core.http_guards import security_headers
 from app.data import catalog, courses, web_sessions
 from app.errors import DomainError
 from app.lti import deep_linking, keys, launch, provisioning, registration, roster
@@ -47,6 +55,10 @@ FRAMEABLE_POLICY = (
     " data:; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors *"
 )
 DEEP_LINK_KEY = "lti_deep_link"
+_AT_ONCE = (
+    "Another launch was setting up the same account, course or link at that moment;"
+    " open the activity again."
+)
 PENDING_LINK_KEY = "lti_pending_link"
 
 
@@ -146,6 +158,13 @@ def launch_page(
     except LaunchError as error:
         session.rollback()
         return _refused(request, str(error))
+    except IntegrityError:  # a second launch made the same account or course at once
+        session.rollback()
+        return _refused(
+            request,
+            "Another launch was setting up the same account or course at that moment; open the activity again.",
+            409,
+        )
     if request.headers.get("sec-fetch-dest") == "iframe" and not settings.frame_origins:
         # Framing is not configured: pages would be refused in the frame (and the
         # session cookie would not come back), so the learner continues in a window.
@@ -170,7 +189,10 @@ def launch_page(
             else None
         )
     except LaunchError as error:
-        return _refused(request, str(error))
+        return _refused(request, str(error))  # signed in all the same: the LMS vouched
+    except IntegrityError:
+        session.rollback()
+        return _refused(request, _AT_ONCE, 409)
     if link is not None:
         return RedirectResponse(f"/problems/{link.problem}", status_code=status.HTTP_303_SEE_OTHER)
     if validated.role is not MemberRole.INSTRUCTOR:
@@ -226,7 +248,6 @@ def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) 
         problems=_problems(session),
         multiple=bool(pending.get("accept_multiple")),
     )
-    _frameable(response)
     return response
 
 
@@ -274,10 +295,10 @@ def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> 
     """A page whose script posts ``fields`` to ``url`` (another site: the CSP allows it)."""
     response = page(request, "lti_post.html", user, url=url, fields=fields)
     origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
-    response.headers["content-security-policy"] = FRAMEABLE_POLICY.replace(
+    policy = dict(security_headers(settings.frame_origins))[b"content-security-policy"].decode()
+    response.headers["content-security-policy"] = policy.replace(
         "form-action 'self'", f"form-action 'self' {origin}"
     )
-    response.headers["x-frame-options"] = "ALLOWALL"
     return response
 
 
@@ -285,9 +306,7 @@ def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> 
 def link_picker(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     if not isinstance(request.session.get(PENDING_LINK_KEY), dict):
         return _refused(request, "No LMS link is waiting for a problem; start from the LMS.")
-    response = page(request, "lti_link.html", user, problems=_problems(session))
-    _frameable(response)
-    return response
+    return page(request, "lti_link.html", user, problems=_problems(session))
 
 
 @router.post("/lti/link")
@@ -358,7 +377,6 @@ def registration_form(
 def registration_done(
     request: Request,
     session: SessionDep,
-    _csrf: CsrfChecked,
     invitation: Annotated[str, Form(max_length=1000)],
     openid_configuration: Annotated[str, Form(max_length=1000)],
     registration_token: Annotated[str, Form(max_length=4000)] = "",

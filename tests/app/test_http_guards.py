@@ -34,6 +34,24 @@ def test_every_answer_carries_the_security_headers(client: TestClient, path: str
     assert headers["referrer-policy"] == "same-origin"
 
 
+def test_lms_framing_is_allowed_only_to_the_configured_origins(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JAXJUDGE_LMS_FRAME_ORIGINS: those LMSs (and no one else) may frame the pages, and
+    the session cookie is SameSite=None so that it comes back inside their frame."""
+    from app.main import create_app
+
+    monkeypatch.setattr(settings, "lms_frame_origins", "https://canvas.uni.example")
+    monkeypatch.setattr(settings, "secure_cookies", True)
+    with TestClient(create_app(workers=0, prepare=False), base_url="https://testserver") as app:
+        answer = app.get("/login")
+    policy = answer.headers["content-security-policy"]
+    assert "frame-ancestors 'self' https://canvas.uni.example" in policy
+    assert "x-frame-options" not in answer.headers
+    cookie = answer.headers["set-cookie"].lower()
+    assert "samesite=none" in cookie and "secure" in cookie and "httponly" in cookie
+
+
 def test_pages_hold_no_inline_script(client: TestClient) -> None:
     for path in ("/login", "/signup", "/docs"):
         html = client.get(path).text

@@ -294,3 +294,29 @@ def test_malformed_tokens_get_a_page(client: TestClient, platform: Platform) -> 
     for token in ["", "garbage", "a.b.c", "x" * 70_000]:
         answer = client.post("/lti/launch", data={"id_token": token, "state": login.state})
         assert answer.status_code in (400, 413, 422), token[:10]
+
+
+def test_behind_tls_the_state_cookie_crosses_sites_and_nothing_else_reads_it(
+    platform: Platform,
+) -> None:
+    """The launch's form post comes from the LMS's site: the state cookie must be
+    SameSite=None (so Secure), and it is HttpOnly, for /lti/ only, for ten minutes."""
+    from app.main import create_app
+
+    with TestClient(create_app(workers=0, prepare=False), base_url="https://testserver") as app:
+        answer = app.get("/lti/login", params=platform.initiation(ADA), follow_redirects=False)
+    cookie = answer.headers["set-cookie"].lower()
+    assert cookie.startswith("jaxjudge_lti_")
+    for attribute in ("samesite=none", "secure", "httponly", "path=/lti/", "max-age=600"):
+        assert attribute in cookie, attribute
+
+
+def test_overlong_ids_from_the_lms_are_refused_not_cut(
+    client: TestClient, platform: Platform
+) -> None:
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, context_id="c" * 300)
+    _refused(client, login.state, token, "'context' id is not 1-255 characters")
+    login = start_login(client, platform, ADA)
+    token = platform.id_token(nonce=login.nonce, user=ADA, resource_link_id="r" * 300)
+    _refused(client, login.state, token, "'resource_link' id is not 1-255 characters")
