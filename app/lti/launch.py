@@ -139,7 +139,8 @@ def _check_login(login: LtiLogin | None, browser_secret: str | None) -> LtiLogin
         raise LaunchError("This launch took too long and expired; start it again from the LMS.")
     if not browser_secret or not secrets.compare_digest(_hash(browser_secret), login.browser_hash):
         raise BrowserNotBoundError(
-            "The browser that started this launch is not the one finishing it."
+            "This browser does not hold the cookie of the launch it is finishing (browsers"
+            " keep cookies out of an LMS's frame, and a launch started elsewhere has none)."
         )
     return login
 

@@ -265,7 +265,7 @@ def test_a_launch_finished_by_another_browser_is_refused(
     with in_process_client() as victim:
         before = counts()
         answer = victim.post("/lti/launch", data={"id_token": token, "state": login.state})
-        assert "not the one finishing it" in answer.text
+        assert "does not hold the cookie of the launch" in answer.text
         assert 'href="/lti/login?' in answer.text  # the new-window fallback
         assert counts() == before
         assert "Deep Learning 101" not in victim.get("/courses").text
