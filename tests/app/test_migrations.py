@@ -1,4 +1,5 @@
-"""Upgrading an older database keeps every row and every account working."""
+"""Upgrading an older database keeps every row and every account working, and the
+schema the migrations build is the one the models describe."""
 
 from __future__ import annotations
 
@@ -7,15 +8,33 @@ from pathlib import Path
 
 import pytest
 from alembic import command
+from alembic.autogenerate import compare_metadata
 from alembic.config import Config
-from sqlalchemy import select, text
+from alembic.migration import MigrationContext
+from sqlalchemy import Double, Float, select, text
 
 from app.core.config import PROJECT_ROOT, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, catalog
 from app.errors import DomainError
-from app.models import Submission, User
+from app.models import Base, Submission, User
 from tests.postgres import PostgresServer
+
+
+def _same_float(change: object) -> bool:
+    """Float columns read back as FLOAT where the model says Double (SQLAlchemy 2.1's
+    Float default): the same storage on both databases."""
+    if not isinstance(change, list) or len(change) != 1:
+        return False
+    kind, *_rest, old, new = change[0]
+    return kind == "modify_type" and isinstance(old, Float) and isinstance(new, Double | Float)
+
+
+def test_the_migrations_build_the_models_schema(database: str) -> None:
+    """A table, column, index or constraint in one and not the other fails here."""
+    with engine().connect() as connection:
+        changes = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert [change for change in changes if not _same_float(change)] == []
 
 
 def upgrade_to(revision: str) -> None:
