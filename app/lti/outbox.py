@@ -93,14 +93,14 @@ def _send(session: Session, row: LtiScore) -> None:
     context = session.get(LtiContext, link.context_id) if link else None
     platform = session.get(LtiPlatform, context.platform_id) if context else None
     course = session.get(Course, context.course_id) if context else None
-    account = session.scalar(
-        select(LtiAccount).where(
-            LtiAccount.user_id == row.user_id,
-            LtiAccount.platform_id == (platform.id if platform else -1),
-        )
-    )
     if link is None or context is None or platform is None or course is None:
         raise PlatformCallError("the link, its course or its LMS is gone", status=410)
+    account = session.scalar(  # the learner's sub at this LMS (under any of its registrations)
+        select(LtiAccount)
+        .join(LtiPlatform, LtiPlatform.id == LtiAccount.platform_id)
+        .where(LtiAccount.user_id == row.user_id, LtiPlatform.issuer == platform.issuer)
+        .limit(1)
+    )
     if account is None:
         raise PlatformCallError("the learner has no account in this LMS (never launched)", 404)
     scopes = set(context.scopes.split())

@@ -27,6 +27,7 @@ from app.models import (
     CourseMember,
     LtiAccount,
     LtiContext,
+    LtiPlatform,
     LtiResourceLink,
     User,
 )
@@ -62,8 +63,15 @@ def linked_user(
 ) -> User:
     """The user the platform's ``sub`` is linked to, made (with no password) the first
     time the platform names them, at a launch or in its roster."""
+    # A user is (issuer, sub): the same LMS under a second registration (another client
+    # id) names the same people, so the link is looked up by issuer, not registration.
+    issuer = select(LtiPlatform.issuer).where(LtiPlatform.id == platform_id).scalar_subquery()
     linked = session.scalar(
-        select(LtiAccount).where(LtiAccount.platform_id == platform_id, LtiAccount.sub == sub)
+        select(LtiAccount)
+        .join(LtiPlatform, LtiPlatform.id == LtiAccount.platform_id)
+        .where(LtiPlatform.issuer == issuer, LtiAccount.sub == sub)
+        .order_by(LtiAccount.id)
+        .limit(1)
     )
     if linked is not None:
         user = session.get(User, linked.user_id)

@@ -241,14 +241,22 @@ def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) 
     pending = request.session.get(DEEP_LINK_KEY)
     if not isinstance(pending, dict):
         return _refused(request, "No LMS is waiting for problems; start from the LMS.")
-    response = page(
+    course = session.get(Course, int(pending["course_id"]))
+    assigned = (
+        {a.problem for a in courses.assignments_of(session=session, course=course)}
+        if course
+        else set()
+    )
+    # The course's existing assignments first: adding one again links the LMS to it.
+    problems = sorted(_problems(session), key=lambda p: p[0] not in assigned)
+    return page(
         request,
         "lti_deep_link.html",
         user,
-        problems=_problems(session),
+        problems=problems,
+        assigned=assigned,
         multiple=bool(pending.get("accept_multiple")),
     )
-    return response
 
 
 @router.post("/lti/deep-link", response_class=HTMLResponse)

@@ -92,3 +92,14 @@ def test_a_response_signed_before_a_key_rotation_still_verifies(
     assert published[0] != before and before in published  # the retired key stays a day
     response = picked(client, platform, SLUG)  # signed with the new key
     assert response[LTI + "message_type"] == "LtiDeepLinkingResponse"
+
+
+def test_the_course_s_existing_assignments_come_first(
+    client: TestClient, platform: Platform
+) -> None:
+    launch(client, platform, ADA, custom={"problem": OTHER})  # OTHER is assigned now
+    launch(client, platform, ADA, message_type="LtiDeepLinkingRequest", resource_link_id=None)
+    picker = client.get("/lti/deep-link").text
+    first = re.search(r'name="problem" value="([^"]+)"', picker)
+    assert first and first[1] == OTHER
+    assert picker.count("already assigned in this course") == 1

@@ -320,3 +320,43 @@ def test_overlong_ids_from_the_lms_are_refused_not_cut(
     login = start_login(client, platform, ADA)
     token = platform.id_token(nonce=login.nonce, user=ADA, resource_link_id="r" * 300)
     _refused(client, login.state, token, "'resource_link' id is not 1-255 characters")
+
+
+def test_a_second_registration_of_the_same_lms_finds_the_same_people(
+    client: TestClient, platform: Platform
+) -> None:
+    """A user is (issuer, sub): the LMS registered twice (two client ids, e.g. a second
+    developer key) launches the same account, not a copy of it."""
+    from urllib.parse import parse_qs, urlparse
+
+    from app.lti.platforms import PlatformIn, add
+    from tests.lti_platform import DEPLOYMENT_ID
+
+    launch(client, platform, ADA, custom={"problem": SLUG})
+    with session_scope() as session:
+        add(
+            session=session,
+            platform=PlatformIn(
+                issuer=platform.issuer,
+                client_id="second-key",
+                auth_login_url=platform.login_url,
+                token_url=platform.token_url,
+                jwks_url=platform.jwks_url,
+                deployment_ids=(DEPLOYMENT_ID,),
+            ),
+        )
+    before = counts()
+    with in_process_client() as browser:
+        params = platform.initiation(ADA) | {"client_id": "second-key"}
+        started = browser.get("/lti/login", params=params, follow_redirects=False)
+        query = {k: v[0] for k, v in parse_qs(urlparse(started.headers["location"]).query).items()}
+        assert query["client_id"] == "second-key"
+        token = platform.id_token(
+            nonce=query["nonce"], user=ADA, context_id="course-202", extra={"aud": "second-key"}
+        )
+        answer = browser.post(
+            "/lti/launch", data={"id_token": token, "state": query["state"]}, follow_redirects=False
+        )
+        assert answer.status_code == 303, answer.text
+    users, _courses, accounts = counts()
+    assert (users, accounts) == before[0::2]  # no second account for the same person
