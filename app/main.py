@@ -12,7 +12,7 @@ import anyio.to_thread
 from fastapi import FastAPI, Request, Response, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
@@ -166,6 +166,14 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         location = sign_in_url(target if request.method == "GET" else "/")
         return RedirectResponse(location, status_code=status.HTTP_303_SEE_OTHER)
+
+    @app.exception_handler(DataError)
+    async def unstorable_value(request: Request, error: DataError) -> Response:
+        """A value the database refuses to store (a NUL character in PostgreSQL text, a
+        string past its column): the request's fault, said as such; nothing was changed."""
+        log.warning("value refused by the database for %s %s", request.method, request.url.path)
+        message = "The request holds a value that cannot be stored (too long, or a NUL character)."
+        return _error_answer(request, 422, message, None)
 
     @app.exception_handler(OverflowError)
     async def id_out_of_range(request: Request, _error: OverflowError) -> Response:

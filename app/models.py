@@ -330,6 +330,8 @@ class LtiPlatform(Base):
     auth_login_url: Mapped[str] = mapped_column(String(500))  # the OIDC authorization endpoint
     token_url: Mapped[str] = mapped_column(String(500))  # OAuth 2 token endpoint (services)
     jwks_url: Mapped[str] = mapped_column(String(500))  # the platform's public keys
+    # The Dynamic Registration invitation it used (each registers one platform).
+    invitation_id: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

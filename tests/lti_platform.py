@@ -78,6 +78,7 @@ class Platform:
         self.recorded = Recorded()
         self.down = False
         self.jwks_fetches = 0
+        self.on_score: Callable[[], None] | None = None  # runs as a score arrives
         self.tool_login_url = ""  # where the course page's activity link starts a launch
         self.members: list[User] = []
         self.page_size = 2
@@ -377,6 +378,8 @@ class Platform:
                     if not self._authorized():
                         self._send(401, {"error": "unauthorized"})
                         return
+                    if platform.on_score is not None:
+                        platform.on_score()
                     platform.recorded.scores.append(
                         {
                             "lineitem": platform.url + url.path.removesuffix("/scores"),

@@ -51,7 +51,7 @@ def check_csrf(request: Request, submitted: str | None) -> None:
     if (
         not isinstance(expected, str)
         or not submitted
-        or not secrets.compare_digest(expected, submitted)
+        or not secrets.compare_digest(expected.encode(), submitted.encode())
     ):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "This form has expired; reload the page and try again."

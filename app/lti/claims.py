@@ -39,13 +39,17 @@ SCOPE_MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembe
 TOOL_SCOPES = (SCOPE_LINEITEM, SCOPE_SCORE, SCOPE_RESULT, SCOPE_MEMBERSHIPS)
 
 _MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
-_STAFF_ROLES = ("Instructor", "ContentDeveloper", "Administrator", "Mentor")
+# Who sees a course's submissions and grades. Not a Mentor (Canvas sends observers, a
+# parent or an advisor, as mentors) nor a ContentDeveloper (a course designer, who in
+# Canvas sees no grades): they learn.
+_STAFF_ROLES = ("Instructor", "Administrator")
 _INSTITUTION_ADMIN = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
 
 
 def member_role(roles: list[str]) -> MemberRole:
-    """A course role from LIS role URIs: staff (instructor, TA, designer, admin) teach,
-    everyone else learns. ``Instructor#TeachingAssistant`` counts as staff."""
+    """A course role from LIS role URIs: instructors (teaching assistants among them) and
+    administrators teach, everyone else learns. The account's own role never changes:
+    an LMS vouches for one course, not for the platform."""
     for role in roles:
         if role == _INSTITUTION_ADMIN:
             return MemberRole.INSTRUCTOR
@@ -107,7 +111,7 @@ def text(payload: dict[str, Any], key: str, *, required: bool = True, limit: int
     value = payload.get(key)
     if value is None and not required:
         return ""
-    if not isinstance(value, str) or not value or len(value) > limit:
+    if not isinstance(value, str) or not value or len(value) > limit or "\x00" in value:
         raise ClaimError(f"the id_token's {key.rsplit('/', 1)[-1]!r} claim is missing or invalid")
     return value
 
@@ -153,7 +157,11 @@ def read(platform_id: int, payload: dict[str, Any]) -> Launch:
             accept_multiple=dl.get("accept_multiple") is True,
             data=data if isinstance(data, str) else None,
         )
-    custom = {k: v for k, v in mapping(payload, CUSTOM).items() if isinstance(v, str)}
+    custom = {
+        k: v[:1000]
+        for k, v in mapping(payload, CUSTOM).items()
+        if isinstance(v, str) and "\x00" not in v
+    }
     return Launch(
         platform_id=platform_id,
         issuer=text(payload, "iss"),
@@ -177,13 +185,14 @@ def _identifier(value: object, claim: str) -> str | None:
     """An id the LMS chose (a context's, a link's): kept as sent, so bounded, not cut."""
     if value is None:
         return None
-    if not isinstance(value, str) or not 1 <= len(value) <= 255:
+    if not isinstance(value, str) or not 1 <= len(value) <= 255 or "\x00" in value:
         raise ClaimError(f"the id_token's {claim!r} id is not 1-255 characters of text")
     return value
 
 
 def _short(value: object, limit: int = 255) -> str:
-    return value[:limit] if isinstance(value, str) else ""
+    """Display text (a name, an email, a title): cut to fit, NUL characters dropped."""
+    return value.replace("\x00", "")[:limit] if isinstance(value, str) else ""
 
 
 def _url(value: object) -> str | None:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.lti import keys
 from app.lti.claims import DEEP_LINKING, LTI, DeepLinkingSettings
-from app.lti.provisioning import CUSTOM_DUE, CUSTOM_PROBLEM
+from app.lti.provisioning import CUSTOM_DUE, CUSTOM_POINTS, CUSTOM_PROBLEM
 from app.models import LtiPlatform
 
 DEFAULT_MAXIMUM = 100.0
@@ -31,6 +31,7 @@ def content_item(*, slug: str, title: str, launch_url: str, score_maximum: float
         "lineItem": {"scoreMaximum": score_maximum, "label": title, "tag": slug},
         "custom": {
             CUSTOM_PROBLEM: slug,
+            CUSTOM_POINTS: f"{score_maximum:g}",
             # Filled by the LMS with the activity's due date (Canvas and Moodle support it).
             CUSTOM_DUE: "$ResourceLink.submission.endDateTime",
         },

@@ -62,6 +62,8 @@ class LoginStart:
 
 def start_login(*, session: Session, params: dict[str, str], redirect_uri: str) -> LoginStart:
     """The authentication request for a third-party-initiated login."""
+    if any("\x00" in value for value in params.values()):
+        raise LaunchError("The LMS's login request holds a NUL character.")
     issuer, login_hint = params.get("iss", ""), params.get("login_hint", "")
     target = params.get("target_link_uri", "")
     if not issuer or not login_hint or not target:
@@ -137,7 +139,9 @@ def _check_login(login: LtiLogin | None, browser_secret: str | None) -> LtiLogin
         raise LaunchError("This launch was already used; start it again from the LMS.")
     if login.expires_at <= utcnow():
         raise LaunchError("This launch took too long and expired; start it again from the LMS.")
-    if not browser_secret or not secrets.compare_digest(_hash(browser_secret), login.browser_hash):
+    if not browser_secret or not secrets.compare_digest(
+        _hash(browser_secret).encode(), login.browser_hash.encode()
+    ):
         raise BrowserNotBoundError(
             "This browser does not hold the cookie of the launch it is finishing (browsers"
             " keep cookies out of an LMS's frame, and a launch started elsewhere has none)."
@@ -155,8 +159,8 @@ def _verified_payload(token: str, platform: LtiPlatform) -> dict[str, Any]:
         raise LaunchError("The launch carries no id_token, or one too large.")
     try:
         header = jwt.get_unverified_header(token)
-    except jwt.DecodeError:
-        raise LaunchError("The id_token is not a JWT.") from None
+    except jwt.InvalidTokenError:  # not a JWT, or a header that is not what JWS allows
+        raise LaunchError("The id_token is not a JWT with a valid header.") from None
     if header.get("alg") != "RS256":
         raise LaunchError(f"The id_token is signed with {header.get('alg')!r}; LTI needs RS256.")
     kid = header.get("kid")
@@ -207,7 +211,7 @@ def finish_login(
         raise LaunchError("The LMS of this launch is no longer registered.")
     payload = _verified_payload(id_token, platform)
     if not isinstance(payload.get("nonce"), str) or not secrets.compare_digest(
-        payload["nonce"], login.nonce
+        payload["nonce"].encode(), login.nonce.encode()
     ):
         raise LaunchError("The id_token's nonce is not this launch's.")
     try:

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
 from app.data.lti_scores import FAILED, PENDING, SENT
 from app.lti import claims, services
 from app.lti.http import PlatformCallError
+from app.lti.provisioning import same_authority
 from app.models import (
     Course,
     LtiAccount,
@@ -42,6 +44,7 @@ log = logging.getLogger("jaxjudge.lti")
 CLAIM_SECONDS = 120
 MAX_ATTEMPTS = 12
 BATCH = 50
+MAX_BATCHES = 100
 
 
 def backoff(attempts: int) -> timedelta:
@@ -88,7 +91,26 @@ def best_score(session: Session, *, course: Course, user_id: int, problem: str) 
     return None if best is None else float(best)
 
 
-def _send(session: Session, row: LtiScore) -> None:
+@dataclass(frozen=True)
+class _Plan:
+    """What one send needs, read in a short transaction: no database transaction is
+    held open while the LMS is called."""
+
+    row_id: int
+    changed_at: datetime
+    link_id: int
+    lineitem_url: str | None
+    lineitems_url: str | None
+    may_create_lineitem: bool
+    resource_link_id: str
+    problem: str
+    score_maximum: float
+    platform: LtiPlatform  # detached: read-only here
+    sub: str
+    best: float | None
+
+
+def _plan(session: Session, row: LtiScore) -> _Plan:
     link = session.get(LtiResourceLink, row.link_id)
     context = session.get(LtiContext, link.context_id) if link else None
     platform = session.get(LtiPlatform, context.platform_id) if context else None
@@ -97,79 +119,167 @@ def _send(session: Session, row: LtiScore) -> None:
         raise PlatformCallError("the link, its course or its LMS is gone", status=410)
     account = session.scalar(  # the learner's sub at this LMS (under any of its registrations)
         select(LtiAccount)
-        .join(LtiPlatform, LtiPlatform.id == LtiAccount.platform_id)
-        .where(LtiAccount.user_id == row.user_id, LtiPlatform.issuer == platform.issuer)
+        .where(
+            LtiAccount.user_id == row.user_id,
+            LtiAccount.platform_id.in_(same_authority(session, platform.id)),
+        )
         .limit(1)
     )
     if account is None:
         raise PlatformCallError("the learner has no account in this LMS (never launched)", 404)
-    scopes = set(context.scopes.split())
-    if link.lineitem_url is None:
-        if not context.lineitems_url or claims.SCOPE_LINEITEM not in scopes:
-            raise PlatformCallError("the LMS gave this link no grade-book column", status=404)
-        token = services.access_token(session, platform, (claims.SCOPE_LINEITEM,))
-        link.lineitem_url = services.create_lineitem(
-            token,
-            context.lineitems_url,
-            label=link.problem,
-            score_maximum=link.score_maximum,
-            resource_link_id=link.resource_link_id,
-            tag=link.problem,
-        )
-    best = best_score(session, course=course, user_id=row.user_id, problem=link.problem)
-    given = round((best or 0.0) * link.score_maximum, 6)
-    token = services.access_token(session, platform, (claims.SCOPE_SCORE,))
-    services.post_score(
-        token,
-        link.lineitem_url,
-        services.Score(
-            user_sub=account.sub,
-            score_given=given,
-            score_maximum=link.score_maximum,
-            activity_progress="Completed" if best is not None else "Initialized",
-            grading_progress="FullyGraded" if best is not None else "NotReady",
-            timestamp=row.changed_at,
-        ),
+    plan = _Plan(
+        row_id=row.id,
+        changed_at=row.changed_at,
+        link_id=link.id,
+        lineitem_url=link.lineitem_url,
+        lineitems_url=context.lineitems_url,
+        may_create_lineitem=claims.SCOPE_LINEITEM in context.scopes.split(),
+        resource_link_id=link.resource_link_id,
+        problem=link.problem,
+        score_maximum=link.score_maximum,
+        platform=platform,
+        sub=account.sub,
+        best=best_score(session, course=course, user_id=row.user_id, problem=link.problem),
     )
-    row.score_given, row.score_maximum = given, link.score_maximum
+    session.expunge(platform)
+    return plan
+
+
+def _call_lms(plan: _Plan) -> tuple[str | None, float]:
+    """Send the plan's score (making the link's column first if it has none); returns
+    the column made, if one was, and the score sent."""
+    made = None
+    lineitem_url = plan.lineitem_url
+    if lineitem_url is None:
+        if not plan.lineitems_url or not plan.may_create_lineitem:
+            raise PlatformCallError("the LMS gave this link no grade-book column", status=404)
+        with session_scope() as session:
+            token = services.access_token(session, plan.platform, (claims.SCOPE_LINEITEM,))
+        made = lineitem_url = services.create_lineitem(
+            token,
+            plan.lineitems_url,
+            label=plan.problem,
+            score_maximum=plan.score_maximum,
+            resource_link_id=plan.resource_link_id,
+            tag=plan.problem,
+        )
+    given = round((plan.best or 0.0) * plan.score_maximum, 6)
+    with session_scope() as session:
+        token = services.access_token(session, plan.platform, (claims.SCOPE_SCORE,))
+    try:
+        services.post_score(
+            token,
+            lineitem_url,
+            services.Score(
+                user_sub=plan.sub,
+                score_given=given,
+                score_maximum=plan.score_maximum,
+                activity_progress="Completed" if plan.best is not None else "Initialized",
+                grading_progress="FullyGraded" if plan.best is not None else "NotReady",
+                timestamp=plan.changed_at,
+            ),
+        )
+    except PlatformCallError as error:
+        if error.status == 401:  # a revoked or expired token: the next try asks anew
+            services.forget_tokens()
+        raise ScoreNotSentError(str(error), error.status, made) from None
+    return made, given
+
+
+class ScoreNotSentError(PlatformCallError):
+    """A failed send that may already have made the link's column (``made``)."""
+
+    def __init__(self, message: str, status: int | None, made: str | None) -> None:
+        super().__init__(message, status)
+        self.made = made
+
+
+def _unchanged(plan: _Plan) -> ColumnElement[bool]:
+    """The row as the plan read it: a newer verdict re-arms it (a new ``changed_at``),
+    and then nothing this send learned may overwrite that."""
+    return (
+        (LtiScore.id == plan.row_id)
+        & (LtiScore.changed_at == plan.changed_at)
+        & (LtiScore.status == PENDING)
+    )
+
+
+def _record_column(session: Session, link_id: int, made: str | None) -> None:
+    if made is not None:
+        session.execute(
+            update(LtiResourceLink)
+            .where(LtiResourceLink.id == link_id, LtiResourceLink.lineitem_url.is_(None))
+            .values(lineitem_url=made)
+        )
+
+
+def _failed(row_id: int, plan: _Plan | None, error: Exception) -> str:
+    status = error.status if isinstance(error, PlatformCallError) else None
+    permanent = isinstance(error, PlatformCallError) and error.permanent
+    message = str(error) if isinstance(error, PlatformCallError) else f"internal error: {error!r}"
+    with session_scope() as session:
+        if plan is not None and isinstance(error, ScoreNotSentError):
+            _record_column(session, plan.link_id, error.made)
+        row = session.get(LtiScore, row_id)
+        if row is None:
+            return FAILED
+        if plan is not None and (row.changed_at != plan.changed_at or row.status != PENDING):
+            return row.status  # re-armed meanwhile: it goes again, from zero attempts
+        row.attempts += 1
+        row.last_error = message[:2000]
+        if permanent or row.attempts >= MAX_ATTEMPTS:
+            row.status = FAILED
+        else:
+            row.next_attempt_at = utcnow() + backoff(row.attempts)
+        log.warning(
+            "LMS score for row %s not sent (%s, HTTP %s): %s", row_id, row.status, status, message
+        )
+        return row.status
 
 
 def deliver_one(row_id: int) -> str | None:
     """Claim and send one row; returns its new status (None: another server has it)."""
-    now = utcnow()
+    plan = None
+    try:
+        with session_scope() as session:
+            row = _claim(session, row_id, utcnow())
+            if row is None:
+                return None
+            plan = _plan(session, row)
+        made, given = _call_lms(plan)
+    except Exception as error:  # every failure is this row's, recorded on it
+        return _failed(row_id, plan, error)
     with session_scope() as session:
-        row = _claim(session, row_id, now)
-        if row is None:
-            return None
-        changed_at = row.changed_at
-    with session_scope() as session:
-        row = session.get(LtiScore, row_id)
-        if row is None:
-            return None
-        try:
-            _send(session, row)
-        except PlatformCallError as error:
-            row.attempts += 1
-            row.last_error = str(error)[:2000]
-            if error.permanent or row.attempts >= MAX_ATTEMPTS:
-                row.status = FAILED
-            else:
-                row.next_attempt_at = utcnow() + backoff(row.attempts)
-            log.warning("LMS score for row %s not sent (%s): %s", row_id, row.status, error)
-            return row.status
-        row.last_error, row.sent_at = None, utcnow()
-        if row.changed_at == changed_at:
-            row.status, row.attempts = SENT, 0
-        else:  # a newer verdict arrived while sending: it goes next
-            row.next_attempt_at = utcnow()
-        return row.status
+        _record_column(session, plan.link_id, made)
+        now = utcnow()
+        sent = session.execute(
+            update(LtiScore)
+            .where(_unchanged(plan))
+            .values(status=SENT, attempts=0, last_error=None, sent_at=now, score_given=given,
+                    score_maximum=plan.score_maximum)
+        )  # fmt: skip
+        if getattr(sent, "rowcount", 0) == 1:
+            return SENT
+        # A newer verdict re-armed the row while this one was on its way: it goes next.
+        session.execute(
+            update(LtiScore)
+            .where(LtiScore.id == plan.row_id)
+            .values(sent_at=now, score_given=given, score_maximum=plan.score_maximum)
+        )
+        return PENDING
 
 
 def deliver_due() -> int:
-    """Send every due row once; returns how many were sent."""
-    with session_scope() as session:
-        due = _due_ids(session, utcnow())
-    return sum(deliver_one(row_id) == SENT for row_id in due)
+    """Send every due row (in batches of ``BATCH``, at most ``MAX_BATCHES``); returns how
+    many were sent."""
+    sent = 0
+    for _ in range(MAX_BATCHES):
+        with session_scope() as session:
+            due = _due_ids(session, utcnow())
+        sent += sum(deliver_one(row_id) == SENT for row_id in due)
+        if len(due) < BATCH:
+            break
+    return sent
 
 
 def resend(session: Session, *, course_id: int | None = None, failed_only: bool = True) -> int:

@@ -53,20 +53,35 @@ def _fetch(url: str) -> dict[str, Any]:
     return keys
 
 
+_attempted: dict[str, float] = {}  # the last fetch tried per URL, failed ones included
+
+
+def _refreshed(url: str, cached: _Cached | None, now: float) -> _Cached:
+    """A fresh set, fetched at most once every ``REFETCH_AFTER`` per URL (failures
+    count: an LMS that is down is not asked on every launch); while the LMS cannot be
+    reached, the set it last published stands."""
+    with _lock:
+        if now - _attempted.get(url, -REFETCH_AFTER) < REFETCH_AFTER and cached is not None:
+            return cached
+        _attempted[url] = now
+    try:
+        fresh = _Cached(_fetch(url), now)
+    except PlatformCallError:
+        if cached is None:
+            raise
+        return cached
+    with _lock:
+        _cache[url] = fresh
+    return fresh
+
+
 def key_for(url: str, kid: str | None) -> Any:
     """The public key ``kid`` names in the set at ``url`` (the only key, if no kid)."""
     now = time.monotonic()
     with _lock:
         cached = _cache.get(url)
-    fresh = cached is not None and now - cached.fetched_at < CACHE_SECONDS
-    if (
-        cached is None
-        or not fresh
-        or (kid not in cached.keys and now - cached.fetched_at >= REFETCH_AFTER)
-    ):
-        cached = _Cached(_fetch(url), now)
-        with _lock:
-            _cache[url] = cached
+    if cached is None or now - cached.fetched_at >= CACHE_SECONDS or kid not in cached.keys:
+        cached = _refreshed(url, cached, now)
     if kid is None and len(cached.keys) == 1:
         return next(iter(cached.keys.values()))
     if kid is None or kid not in cached.keys:
@@ -78,3 +93,4 @@ def forget() -> None:
     """Drop every cached set (tests; an admin changing a platform's JWKS URL)."""
     with _lock:
         _cache.clear()
+        _attempted.clear()

@@ -23,48 +23,57 @@ class PlatformIn:
     jwks_url: str
     deployment_ids: tuple[str, ...] = ()
     name: str = ""
+    invitation_id: str | None = None  # Dynamic Registration's, kept so it is used once
 
 
-def _url_problem(field: str, url: str) -> str | None:
-    if not url.startswith(("https://", "http://")) or len(url) > 500 or " " in url:
-        return f"{field} must be an http(s) URL of at most 500 characters"
+def _url_problem(field: str, url: str, limit: int = 500) -> str | None:
+    if (
+        not url.startswith(("https://", "http://"))
+        or len(url) > limit
+        or any(c.isspace() or ord(c) < 0x20 for c in url)
+    ):
+        return f"{field} must be an http(s) URL of at most {limit} characters"
     return None
 
 
 def add(*, session: Session, platform: PlatformIn) -> LtiPlatform:
-    """Register a platform (or add deployment ids to one already registered)."""
+    """Register a platform; for one already registered, set its URLs and name and add
+    the deployment ids."""
     problems = [
         p
         for p in (
-            _url_problem("the issuer", platform.issuer),
+            _url_problem("the issuer", platform.issuer, limit=255),
             _url_problem("the login URL", platform.auth_login_url),
             _url_problem("the token URL", platform.token_url),
             _url_problem("the JWKS URL", platform.jwks_url),
         )
         if p
     ]
-    if not platform.client_id.strip() or len(platform.client_id) > 255:
+    if (
+        not platform.client_id.strip()
+        or len(platform.client_id) > 255
+        or "\x00" in platform.client_id
+    ):
         problems.append("the client id is 1-255 characters")
-    if any(not d.strip() or len(d) > 255 for d in platform.deployment_ids):
+    if any(not d.strip() or len(d) > 255 or "\x00" in d for d in platform.deployment_ids):
         problems.append("a deployment id is 1-255 characters")
     if problems:
         raise InvalidInputError("; ".join(problems))
     found = find(session=session, issuer=platform.issuer, client_id=platform.client_id)
-    if found is not None and not platform.deployment_ids:
+    if found is not None and platform.invitation_id is not None:
         raise ConflictError(
             f"{platform.issuer} with client id {platform.client_id} is already registered"
         )
     if found is None:
-        found = LtiPlatform(
-            issuer=platform.issuer,
-            client_id=platform.client_id,
-            name=platform.name[:120] or platform.issuer[:120],
-            auth_login_url=platform.auth_login_url,
-            token_url=platform.token_url,
-            jwks_url=platform.jwks_url,
-        )
+        found = LtiPlatform(issuer=platform.issuer, client_id=platform.client_id)
         session.add(found)
-        session.flush()
+    # Registering again corrects the URLs (an admin's typo, a moved LMS) and adds
+    # deployments; removing and re-adding would lose the accounts' and courses' links.
+    found.name = platform.name[:120] or found.name or platform.issuer[:120]
+    found.auth_login_url, found.token_url = platform.auth_login_url, platform.token_url
+    found.jwks_url = platform.jwks_url
+    found.invitation_id = found.invitation_id or platform.invitation_id
+    session.flush()
     for deployment in platform.deployment_ids:
         if deployment not in deployments_of(session=session, platform=found):
             session.add(LtiDeployment(platform_id=found.id, deployment_id=deployment))
@@ -97,7 +106,9 @@ def all_platforms(*, session: Session) -> list[LtiPlatform]:
 
 
 def remove(*, session: Session, platform_id: int) -> LtiPlatform:
-    """Forget a platform: its launches stop working; its courses and accounts stay."""
+    """Forget a platform: its launches stop working. Its courses and accounts stay in
+    jaxjudge, but their links to the LMS go (contexts, accounts' subs, links, grades not
+    yet sent): registering it again starts those afresh. To fix a URL, ``add`` again."""
     platform = session.get(LtiPlatform, platform_id)
     if platform is None:
         raise NotFoundError(f"no LTI platform {platform_id}")

@@ -10,6 +10,7 @@ has opened jaxjudge from yet is refused: a course is never made by a learner.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from datetime import datetime
@@ -37,14 +38,19 @@ NO_PASSWORD = "!lti"  # not an Argon2 hash: no password ever verifies against it
 
 CUSTOM_PROBLEM = "problem"
 CUSTOM_DUE = "due_at"
+CUSTOM_POINTS = "points"  # the column's maximum, as deep linking made it
 
 
-def _name_from(*, email: str, full_name: str) -> str:
-    """A valid user name: the email's local part, else the name, made ASCII."""
+def _name_from(*, email: str, full_name: str, sub: str) -> str:
+    """A valid user name: the email's local part, else the name, made ASCII; for an LMS
+    that shares neither, ``lms-`` and a digest of the ``sub`` (stable, and unlikely to
+    be taken)."""
     source = email.split("@", 1)[0] if email else full_name
     ascii_name = unicodedata.normalize("NFKD", source).encode("ascii", "ignore").decode()
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_name).strip(".-_")[:28]
-    return name if names.NAME.match(name) else "lms-user"
+    if names.NAME.match(name):
+        return name
+    return "lms-" + hashlib.sha256(sub.encode()).hexdigest()[:10]
 
 
 def _unused_name(session: Session, base: str) -> str:
@@ -58,18 +64,34 @@ def _unused_name(session: Session, base: str) -> str:
     raise LaunchError("No free user name could be made for this LMS account.")
 
 
+def same_authority(session: Session, platform_id: int) -> list[int]:
+    """The registrations whose tokens name the same people as ``platform_id``'s: the same
+    issuer *and* the same signing keys (JWKS URL). A user is (issuer, sub), but only a
+    registration trusted with the same keys may speak for that issuer's users: a second
+    LMS claiming a known issuer (a self-hosted Canvas keeps canvas.instructure.com) with
+    keys of its own gets accounts of its own."""
+    platform = session.get(LtiPlatform, platform_id)
+    if platform is None:
+        return []
+    return list(
+        session.scalars(
+            select(LtiPlatform.id).where(
+                LtiPlatform.issuer == platform.issuer, LtiPlatform.jwks_url == platform.jwks_url
+            )
+        )
+    )
+
+
 def linked_user(
     *, session: Session, platform_id: int, sub: str, email: str, full_name: str
 ) -> User:
     """The user the platform's ``sub`` is linked to, made (with no password) the first
     time the platform names them, at a launch or in its roster."""
-    # A user is (issuer, sub): the same LMS under a second registration (another client
-    # id) names the same people, so the link is looked up by issuer, not registration.
-    issuer = select(LtiPlatform.issuer).where(LtiPlatform.id == platform_id).scalar_subquery()
     linked = session.scalar(
         select(LtiAccount)
-        .join(LtiPlatform, LtiPlatform.id == LtiAccount.platform_id)
-        .where(LtiPlatform.issuer == issuer, LtiAccount.sub == sub)
+        .where(
+            LtiAccount.platform_id.in_(same_authority(session, platform_id)), LtiAccount.sub == sub
+        )
         .order_by(LtiAccount.id)
         .limit(1)
     )
@@ -79,7 +101,7 @@ def linked_user(
             raise LaunchError("This jaxjudge account is disabled; ask an administrator.")
         linked.email, linked.full_name = email or linked.email, full_name or linked.full_name
         return user
-    name = _unused_name(session, _name_from(email=email, full_name=full_name))
+    name = _unused_name(session, _name_from(email=email, full_name=full_name, sub=sub))
     user = User(
         name=name,
         canonical_name=names.canonical(name),
@@ -148,12 +170,16 @@ def course(*, session: Session, launch: Launch, user: User) -> Course:
             title=launch.context_title,
         )
         session.add(context)
+    elif context.deployment_id != launch.deployment_id:
+        # A context id is unique within its deployment only (LTI core, 5.4.1): one
+        # registration serving several institutions must not merge their courses.
+        raise LaunchError(
+            "This LMS course is linked to jaxjudge through another deployment of the tool."
+        )
     _remember_services(context, launch.services)
     found_course = session.get(Course, context.course_id)
     assert found_course is not None
     set_member(session=session, course=found_course, user=user, role=role)
-    if role is MemberRole.INSTRUCTOR and user.role == Role.LEARNER:
-        user.role = Role.INSTRUCTOR  # staff of an LMS course may run courses here too
     session.flush()
     return found_course
 
@@ -175,12 +201,20 @@ def context_of(*, session: Session, course: Course) -> LtiContext | None:
     return session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
 
 
+def _points(value: str | None) -> float | None:
+    try:
+        points = float(value) if value else None
+    except ValueError:
+        return None
+    return points if points is not None and 0 < points <= 10_000 else None
+
+
 def _due(value: str | None) -> datetime | None:
     if not value or value.startswith("$"):  # an LMS substitution it did not fill
         return None
     try:
         return courses.utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
+    except (ValueError, OverflowError):  # not a date, or one that leaves the calendar in UTC
         return None
 
 
@@ -193,6 +227,7 @@ def resource_link(
     named: str | None = None,
     lineitem_url: str | None = None,
     due_at: str | None = None,
+    points: str | None = None,
 ) -> LtiResourceLink | None:
     """The LMS link's problem: ``chosen`` (an instructor just picked it), else the one
     already linked, else ``named`` (the link's custom ``problem`` parameter, which deep
@@ -221,6 +256,9 @@ def resource_link(
     link.problem = slug
     if lineitem_url:
         link.lineitem_url = lineitem_url
+    maximum = _points(points)
+    if maximum is not None:
+        link.score_maximum = maximum
     existing = session.scalar(
         select(Assignment).where(Assignment.course_id == course.id, Assignment.problem == slug)
     )

@@ -4,16 +4,19 @@ endpoint, and records the platform with the client id and deployment it was give
 
 The URL carries an invitation a jaxjudge admin made (``invitation``, signed, seven
 days): without one anybody could register a platform of their own and launch into
-jaxjudge as its instructors.
+jaxjudge as its instructors; each invitation registers one platform. The calls go over
+https (or to this machine), and a failed one reports the LMS's status, never its answer.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core.sessions import secret_key
@@ -36,16 +39,46 @@ def _serializer() -> URLSafeTimedSerializer:
 
 
 def invitation(note: str = "") -> str:
-    return str(_serializer().dumps({"note": note[:100]}))
+    return str(_serializer().dumps({"id": secrets.token_urlsafe(16), "note": note[:100]}))
 
 
-def check_invitation(token: str) -> None:
+def check_invitation(session: Session, token: str) -> str:
+    """The invitation's id, if jaxjudge made it, it is fresh and no platform used it."""
     try:
-        _serializer().loads(token, max_age=INVITATION_SECONDS)
+        found = _serializer().loads(token, max_age=INVITATION_SECONDS)
     except SignatureExpired:
         raise RegistrationError("This registration link has expired; ask for a new one.") from None
     except BadSignature:
         raise RegistrationError("This registration link is not one jaxjudge made.") from None
+    invitation_id = found.get("id") if isinstance(found, dict) else None
+    if not isinstance(invitation_id, str):
+        raise RegistrationError("This registration link is not one jaxjudge made.")
+    used = session.scalar(select(LtiPlatform.id).where(LtiPlatform.invitation_id == invitation_id))
+    if used is not None:
+        raise RegistrationError("This registration link was used already; ask for a new one.")
+    return invitation_id
+
+
+def _loopback(url: str) -> bool:
+    return urlparse(url).hostname in {"localhost", "127.0.0.1", "::1"}
+
+
+def _acceptable(url: str) -> bool:
+    """https, or http to this machine only (an LMS on the same host, the tests): keys and
+    tokens must not travel where a network could swap them."""
+    return url.startswith("https://") or (url.startswith("http://") and _loopback(url))
+
+
+def _call(method: str, url: str, **kwargs: Any) -> Any:
+    """The LMS's answer; on failure, only its status, never its body: an invitation's
+    holder must not read other machines' pages through jaxjudge."""
+    if not _acceptable(url):
+        raise RegistrationError(f"jaxjudge registers only over https ({url[:200]!r}).")
+    try:
+        return call(method, url, **kwargs).body
+    except PlatformCallError as error:
+        answered = f"answered HTTP {error.status}" if error.status else "could not be reached"
+        raise RegistrationError(f"{urlparse(url).netloc} {answered}.") from None
 
 
 @dataclass(frozen=True)
@@ -59,10 +92,7 @@ class PlatformConfiguration:
 
 
 def read_configuration(url: str) -> PlatformConfiguration:
-    try:
-        body = call("GET", url).body
-    except PlatformCallError as error:
-        raise RegistrationError(f"The LMS's configuration could not be read: {error}") from None
+    body = _call("GET", url)
     if not isinstance(body, dict):
         raise RegistrationError("The LMS's OpenID configuration is not a JSON object.")
     fields = {}
@@ -74,15 +104,14 @@ def read_configuration(url: str) -> PlatformConfiguration:
         "registration_endpoint",
     ):
         value = body.get(name)
-        if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        limit = 255 if name == "issuer" else 500
+        if not isinstance(value, str) or not _acceptable(value) or len(value) > limit:
             raise RegistrationError(f"The LMS's OpenID configuration has no valid {name!r}.")
         fields[name] = value
-    # The configuration must come from its issuer (the spec's rule against a
-    # configuration that claims someone else's issuer).
-    if (
-        not url.startswith(fields["issuer"].rstrip("/"))
-        and urlparse(url).netloc != urlparse(fields["issuer"]).netloc
-    ):
+    # The configuration must come from its issuer's own host (the spec's rule against a
+    # configuration that claims someone else's issuer): same scheme, host and port.
+    served, issuer = urlparse(url), urlparse(fields["issuer"])
+    if (served.scheme, served.netloc) != (issuer.scheme, issuer.netloc):
         raise RegistrationError("The OpenID configuration is not served by its issuer.")
     platform = body.get(PLATFORM_CONFIGURATION, {})
     product = platform.get("product_family_code", "") if isinstance(platform, dict) else ""
@@ -116,31 +145,38 @@ def tool_registration(base_url: str) -> dict[str, Any]:
 
 
 def register(
-    session: Session, *, configuration: PlatformConfiguration, token: str | None, base_url: str
+    session: Session,
+    *,
+    configuration: PlatformConfiguration,
+    token: str | None,
+    base_url: str,
+    invitation_id: str,
 ) -> LtiPlatform:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        answer = call(
+        answer = _call(
             "POST",
             configuration.registration_endpoint,
             json_body=tool_registration(base_url),
             headers=headers,
-        ).body
-    except PlatformCallError as error:
+        )
+    except RegistrationError as error:
         raise RegistrationError(f"The LMS refused the registration: {error}") from None
-    if not isinstance(answer, dict) or not isinstance(answer.get("client_id"), str):
-        raise RegistrationError("The LMS's answer to the registration has no client_id.")
+    client_id = answer.get("client_id") if isinstance(answer, dict) else None
+    if not isinstance(client_id, str) or not 1 <= len(client_id) <= 255:
+        raise RegistrationError("The LMS's answer to the registration has no valid client_id.")
     tool = answer.get(TOOL_CONFIGURATION, {})
     deployment = tool.get("deployment_id") if isinstance(tool, dict) else None
     return add(
         session=session,
         platform=PlatformIn(
             issuer=configuration.issuer,
-            client_id=answer["client_id"],
+            client_id=client_id,
             auth_login_url=configuration.authorization_endpoint,
             token_url=configuration.token_endpoint,
             jwks_url=configuration.jwks_uri,
-            deployment_ids=(deployment,) if isinstance(deployment, str) else (),
+            deployment_ids=(deployment,) if isinstance(deployment, str) and deployment else (),
             name=configuration.product or configuration.issuer,
+            invitation_id=invitation_id,
         ),
     )

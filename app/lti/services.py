@@ -127,9 +127,15 @@ def create_lineitem(
         headers={**_bearer(token), "Accept": LINEITEM_TYPE},
         content_type=LINEITEM_TYPE,
     ).body
-    if not isinstance(body, dict) or not isinstance(body.get("id"), str):
-        raise PlatformCallError(f"{lineitems_url} did not answer the new line item's id")
-    return str(body["id"])
+    made = body.get("id") if isinstance(body, dict) else None
+    if (
+        not isinstance(made, str)
+        or not made.startswith(("https://", "http://"))
+        or len(made) > 1000
+    ):
+        # Permanent (422): retrying would make another column each time.
+        raise PlatformCallError(f"{lineitems_url} did not answer a usable line item id", 422)
+    return made
 
 
 @dataclass(frozen=True)
@@ -151,14 +157,17 @@ def roster(token: str, memberships_url: str) -> list[Member]:
         answer = call("GET", url, headers={**_bearer(token), "Accept": MEMBERSHIP_TYPE})
         page = answer.body if isinstance(answer.body, dict) else {}
         for entry in page.get("members", []) if isinstance(page.get("members"), list) else []:
-            if not isinstance(entry, dict) or not isinstance(entry.get("user_id"), str):
+            if not isinstance(entry, dict):
                 continue
+            sub = entry.get("user_id")
+            if not isinstance(sub, str) or not 1 <= len(sub) <= 255 or "\x00" in sub:
+                continue  # not a user id jaxjudge can keep: skipped, not cut
             roles = entry.get("roles", [])
             members.append(
                 Member(
-                    sub=entry["user_id"],
-                    name=str(entry.get("name", ""))[:255],
-                    email=str(entry.get("email", ""))[:255],
+                    sub=sub,
+                    name=_text(entry.get("name")),
+                    email=_text(entry.get("email")),
                     roles=[r for r in roles if isinstance(r, str)]
                     if isinstance(roles, list)
                     else [],
@@ -167,6 +176,10 @@ def roster(token: str, memberships_url: str) -> list[Member]:
             )
         url = _next_link(answer.headers.get("link", ""))
     return members
+
+
+def _text(value: object) -> str:
+    return value.replace("\x00", "")[:255] if isinstance(value, str) else ""
 
 
 def _next_link(header: str) -> str | None:

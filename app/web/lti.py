@@ -142,39 +142,50 @@ def launch_page(
     request: Request,
     session: SessionDep,
     background: BackgroundTasks,
-    id_token: Annotated[str, Form(max_length=launch.MAX_TOKEN_BYTES)] = "",
-    state: Annotated[str, Form(max_length=200)] = "",
+    # Bounded by hand, not by Form(max_length=...): too long is a page, not a 422.
+    id_token: Annotated[str, Form()] = "",
+    state: Annotated[str, Form()] = "",
 ) -> Response:
+    if len(id_token) > launch.MAX_TOKEN_BYTES or len(state) > 200:
+        return _refused(request, "The launch's id_token or state is too long.")
+    if request.headers.get("sec-fetch-dest") == "iframe" and not settings.frame_origins:
+        # Framing is not configured: pages would be refused in the frame (and the
+        # session cookie would not come back), so the learner continues in a window,
+        # with a login of its own; this one is left unspent.
+        return _new_window(request, session, state, "jaxjudge opens in a window of its own.")
     cookie = request.cookies.get(launch.state_cookie_name(state)) if state else None
     try:
         validated = launch.finish_login(
             session=session, id_token=id_token, state=state, browser_secret=cookie
         )
-        user = provisioning.account(session=session, launch=validated)
-        course = provisioning.course(session=session, launch=validated, user=user)
     except BrowserNotBoundError as error:
         session.rollback()
         return _new_window(request, session, state, str(error))
     except LaunchError as error:
         session.rollback()
-        return _refused(request, str(error))
+        return _forget_state(_refused(request, str(error)), state)
+    session.commit()  # the login is spent whatever follows: a replay finds it used
+    try:
+        user = provisioning.account(session=session, launch=validated)
+        course = provisioning.course(session=session, launch=validated, user=user)
+    except LaunchError as error:
+        session.rollback()
+        return _forget_state(_refused(request, str(error)), state)
     except IntegrityError:  # a second launch made the same account or course at once
         session.rollback()
-        return _refused(
-            request,
-            "Another launch was setting up the same account or course at that moment; open the activity again.",
-            409,
-        )
-    if request.headers.get("sec-fetch-dest") == "iframe" and not settings.frame_origins:
-        # Framing is not configured: pages would be refused in the frame (and the
-        # session cookie would not come back), so the learner continues in a window.
-        session.rollback()
-        return _new_window(request, session, state, "jaxjudge opens in a window of its own.")
+        return _forget_state(_refused(request, _AT_ONCE, 409), state)
     _sign_in(request, session, user)
     if validated.role is MemberRole.INSTRUCTOR:
         background.add_task(_sync_roster_quietly, course.id)
+    return _forget_state(_landing(request, session, validated, course), state)
+
+
+def _landing(request: Request, session: Session, validated: Launch, course: Course) -> Response:
+    """Where a signed-in launch goes: the deep-linking picker, the link's problem, or
+    (a new link, for its instructor) the page that picks one."""
     if validated.message_type == DEEP_LINKING_REQUEST:
         return _start_deep_linking(request, validated, course)
+    staff = validated.role is MemberRole.INSTRUCTOR
     try:
         link = (
             provisioning.resource_link(
@@ -183,7 +194,10 @@ def launch_page(
                 resource_link_id=validated.resource_link_id,
                 named=validated.custom.get(provisioning.CUSTOM_PROBLEM),
                 lineitem_url=validated.services.lineitem_url,
-                due_at=validated.custom.get(provisioning.CUSTOM_DUE),
+                # The course's due date follows its staff's launches: a learner's LMS
+                # may fill in their own (an extension), which is not the course's.
+                due_at=validated.custom.get(provisioning.CUSTOM_DUE) if staff else None,
+                points=validated.custom.get(provisioning.CUSTOM_POINTS),
             )
             if validated.resource_link_id
             else None
@@ -195,12 +209,19 @@ def launch_page(
         return _refused(request, _AT_ONCE, 409)
     if link is not None:
         return RedirectResponse(f"/problems/{link.problem}", status_code=status.HTTP_303_SEE_OTHER)
-    if validated.role is not MemberRole.INSTRUCTOR:
+    if not staff:
         return _refused(
             request, "This LMS link does not point to a problem yet; your instructor sets it up."
         )
     request.session[PENDING_LINK_KEY] = _pending_link(validated, course)
     return RedirectResponse("/lti/link", status_code=status.HTTP_303_SEE_OTHER)
+
+
+def _forget_state(response: Response, state: str) -> Response:
+    """A finished login's cookie is dropped: they would pile up in the browser."""
+    if state:
+        response.delete_cookie(launch.state_cookie_name(state), path="/lti/")
+    return response
 
 
 def _new_window(request: Request, session: Session, state: str, why: str) -> Response:
@@ -363,7 +384,7 @@ def registration_form(
     registration_token: str = "",
 ) -> Response:
     try:
-        registration.check_invitation(invitation)
+        registration.check_invitation(session, invitation)
         configuration = registration.read_configuration(openid_configuration)
     except registration.RegistrationError as error:
         return _refused(request, str(error))
@@ -390,17 +411,22 @@ def registration_done(
     registration_token: Annotated[str, Form(max_length=4000)] = "",
 ) -> Response:
     try:
-        registration.check_invitation(invitation)
+        invitation_id = registration.check_invitation(session, invitation)
         configuration = registration.read_configuration(openid_configuration)
         platform = registration.register(
             session,
             configuration=configuration,
             token=registration_token or None,
             base_url=base_url(request),
+            invitation_id=invitation_id,
         )
+        session.flush()
     except (registration.RegistrationError, DomainError) as error:
         session.rollback()
         return _refused(request, str(error))
+    except IntegrityError:  # the same link confirmed twice at once
+        session.rollback()
+        return _refused(request, "This registration link was used already; ask for a new one.")
     response = page(request, "lti_registered.html", None, platform=platform)
     _frameable(response)
     return response

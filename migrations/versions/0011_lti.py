@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("auth_login_url", sa.String(500), nullable=False),
         sa.Column("token_url", sa.String(500), nullable=False),
         sa.Column("jwks_url", sa.String(500), nullable=False),
+        sa.Column("invitation_id", sa.String(64), nullable=True, unique=True),
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.UniqueConstraint("issuer", "client_id"),
     )

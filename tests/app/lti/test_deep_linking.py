@@ -54,6 +54,7 @@ def test_picked_problems_go_back_as_signed_links_with_line_items(
     assert first["type"] == "ltiResourceLink" and first["url"].endswith("/lti/launch")
     assert first["lineItem"] == {"scoreMaximum": 10.0, "label": first["title"], "tag": SLUG}
     assert first["custom"]["due_at"] == "$ResourceLink.submission.endDateTime"
+    assert first["custom"]["points"] == "10"
 
 
 def test_a_learner_follows_a_deep_linked_activity_to_its_problem(
@@ -67,6 +68,13 @@ def test_a_learner_follows_a_deep_linked_activity_to_its_problem(
     with in_process_client() as learner:
         answer = launch(learner, platform, GRACE, resource_link_id="dl-link", custom=filled)
         assert answer.headers["location"] == f"/problems/{OTHER}"
+    from sqlalchemy import select
+
+    from app.core.db import session_scope
+    from app.models import LtiResourceLink
+
+    with session_scope() as session:  # the points picked are the column's maximum
+        assert session.scalar(select(LtiResourceLink.score_maximum)) == 10.0
 
 
 def test_learners_cannot_add_activities(client: TestClient, platform: Platform) -> None:

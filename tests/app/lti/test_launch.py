@@ -290,10 +290,16 @@ def test_a_launch_in_a_frame_continues_in_a_new_window(
 
 
 def test_malformed_tokens_get_a_page(client: TestClient, platform: Platform) -> None:
-    login = start_login(client, platform, ADA)
-    for token in ["", "garbage", "a.b.c", "x" * 70_000]:
+    odd_headers = [
+        forge({"alg": "RS256", "kid": 123}, {}, b"k"),  # a kid that is not a string
+        forge({"alg": "RS256", "crit": ["x"]}, {}, b"k"),
+    ]
+    for token in ["", "garbage", "a.b.c", "x" * 60_000, *odd_headers]:
+        login = start_login(client, platform, ADA)  # a refusal drops the login's cookie
         answer = client.post("/lti/launch", data={"id_token": token, "state": login.state})
-        assert answer.status_code in (400, 413, 422), token[:10]
+        assert answer.status_code == 400 and "<main>" in answer.text, token[:10]
+    answer = client.post("/lti/launch", data={"id_token": "x" * 70_000, "state": "s"})
+    assert answer.status_code == 413  # past the body limit: refused unread
 
 
 def test_behind_tls_the_state_cookie_crosses_sites_and_nothing_else_reads_it(
@@ -360,3 +366,26 @@ def test_a_second_registration_of_the_same_lms_finds_the_same_people(
         assert answer.status_code == 303, answer.text
     users, _courses, accounts = counts()
     assert (users, accounts) == before[0::2]  # no second account for the same person
+
+
+def test_nul_characters_in_a_login_request_get_a_page(
+    client: TestClient, platform: Platform
+) -> None:
+    """PostgreSQL text cannot hold NUL: refused at the door, on both databases."""
+    for field in ("iss", "target_link_uri", "login_hint"):
+        params = platform.initiation(ADA) | {field: "x\x00y"}
+        answer = client.get("/lti/login", params=params, follow_redirects=False)
+        assert answer.status_code == 400 and "NUL" in answer.text, field
+
+
+def test_a_learner_s_own_due_date_does_not_move_the_course_s(
+    client: TestClient, platform: Platform
+) -> None:
+    from app.models import Assignment
+
+    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": "2026-12-01T23:59:00Z"})
+    with in_process_client() as learner:  # an extension the LMS fills in for this learner
+        launch(learner, platform, GRACE, custom={"problem": SLUG, "due_at": "2026-12-08T23:59:00Z"})
+    with session_scope() as session:
+        due = session.scalar(select(Assignment.due_at).where(Assignment.problem == SLUG))
+    assert due is not None and due.isoformat() == "2026-12-01T23:59:00"

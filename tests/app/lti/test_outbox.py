@@ -239,3 +239,21 @@ def test_an_applied_regrade_sends_the_course_s_new_score(
         regrades.apply(session, regrade=regrade)  # in this course only
     assert outbox.deliver_due() == 1
     assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [0.0, 100.0]
+
+
+def test_a_verdict_that_arrives_while_a_score_is_on_its_way_is_sent_too(
+    client: TestClient, platform: Platform
+) -> None:
+    course_with_learner(client, platform)
+    graded_submit(GRACE.sub, 0.5)
+
+    def better_verdict_meanwhile() -> None:
+        platform.on_score = None
+        graded_submit(GRACE.sub, 1.0, "accepted")  # commits while the LMS is answering
+
+    platform.on_score = better_verdict_meanwhile
+    assert outbox.deliver_due() == 0  # 50 went, but the row is pending again
+    (row,) = rows()
+    assert row.status == "pending" and row.score_given == 50.0
+    assert outbox.deliver_due() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [50.0, 100.0]

@@ -95,25 +95,54 @@ def test_registration_needs_an_invitation_jaxjudge_made(client: TestClient, lms:
 def test_a_refused_registration_registers_nothing(client: TestClient, lms: Platform) -> None:
     page = registration_page(client, lms, registration.invitation())
     done = confirm(client, page.replace('value="registration-token"', 'value="wrong"'))
-    assert "refused the registration" in done and "401" in done
+    assert "refused the registration" in done and "HTTP 401" in done
+    assert "bad registration token" not in done  # the LMS's status, never its answer
     assert platforms_count() == 0
+
+
+def test_an_invitation_registers_one_lms(client: TestClient, lms: Platform) -> None:
+    invitation = registration.invitation()
+    page = registration_page(client, lms, invitation)
+    assert "jaxjudge is registered" in confirm(client, page)
+    again = client.get(
+        "/lti/register",
+        params={
+            "invitation": invitation,
+            "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
+        },
+    )
+    assert again.status_code == 400 and "used already" in again.text
+    assert "used already" in confirm(client, page) and platforms_count() == 1
+
+
+def test_registration_goes_over_https_only(client: TestClient, lms: Platform) -> None:
+    answer = client.get(
+        "/lti/register",
+        params={
+            "invitation": registration.invitation(),
+            "openid_configuration": "http://lms.uni.example/.well-known/openid-configuration",
+        },
+    )
+    assert answer.status_code == 400 and "only over https" in answer.text
 
 
 def test_a_configuration_claiming_another_issuer_is_refused(
     client: TestClient, lms: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = lms.openid_configuration()
-    monkeypatch.setattr(
-        lms, "openid_configuration", lambda: {**real, "issuer": "https://canvas.example"}
-    )
-    answer = client.get(
-        "/lti/register",
-        params={
-            "invitation": registration.invitation(),
-            "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
-        },
-    )
-    assert answer.status_code == 400 and "not served by its issuer" in answer.text
+    # Another site's issuer; and one the serving URL merely starts with (the host
+    # without the port, as "https://canvas.instructure.com" begins
+    # "https://canvas.instructure.com.evil.example").
+    for claimed in ["https://canvas.example", "http://127.0.0.1"]:
+        monkeypatch.setattr(lms, "openid_configuration", lambda c=claimed: {**real, "issuer": c})
+        answer = client.get(
+            "/lti/register",
+            params={
+                "invitation": registration.invitation(),
+                "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
+            },
+        )
+        assert answer.status_code == 400 and "not served by its issuer" in answer.text, claimed
 
 
 def test_an_admin_registers_an_lms_by_hand(client: TestClient, lms: Platform) -> None:
