@@ -142,6 +142,12 @@ def test_a_refusal_for_good_is_failed_with_the_answer_and_resent_on_demand(
     outbox.deliver_due()
     (row,) = rows()
     assert row.status == "failed" and "404" in (row.last_error or "")
+    with session_scope() as session:  # the instructor sees it, with the LMS's answer
+        from app.models import LtiContext
+
+        course_id = session.scalar(select(LtiContext.course_id))
+    page = client.get(f"/courses/{course_id}/lms").text
+    assert "1 failed, 0 pending, 0 sent" in page and "answered 404" in page and "grace" in page
     with session_scope() as session:
         for link in session.scalars(select(LtiResourceLink)):
             link.lineitem_url = platform.url + LINEITEM

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import httpx2 as httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
@@ -36,17 +37,22 @@ def platforms_count() -> int:
         return session.scalar(select(func.count()).select_from(LtiPlatform)) or 0
 
 
+def opened(
+    client: TestClient, invitation: str, configuration: str, token: str = ""
+) -> httpx.Response:
+    """The LMS opens the registration link (its configuration's URL and token added)."""
+    params = {"invitation": invitation, "openid_configuration": configuration}
+    if token:
+        params["registration_token"] = token
+    return client.get("/lti/register", params=params)
+
+
 def registration_page(client: TestClient, lms: Platform, invitation: str) -> str:
-    answer = client.get(
-        "/lti/register",
-        params={
-            "invitation": invitation,
-            "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
-            "registration_token": "registration-token",
-        },
+    answer = opened(
+        client, invitation, f"{lms.url}/.well-known/openid-configuration", "registration-token"
     )
     assert answer.status_code == 200, answer.text
-    return answer.text
+    return str(answer.text)
 
 
 def confirm(client: TestClient, page: str) -> str:
@@ -81,13 +87,7 @@ def test_dynamic_registration_registers_and_launches_work(
 
 def test_registration_needs_an_invitation_jaxjudge_made(client: TestClient, lms: Platform) -> None:
     for invitation in ["", "forged", registration.invitation()[:-2] + "xx"]:
-        answer = client.get(
-            "/lti/register",
-            params={
-                "invitation": invitation,
-                "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
-            },
-        )
+        answer = opened(client, invitation, f"{lms.url}/.well-known/openid-configuration")
         assert answer.status_code == 400 and "not one jaxjudge made" in answer.text
     assert lms.recorded.registrations == [] and platforms_count() == 0
 
@@ -104,24 +104,14 @@ def test_an_invitation_registers_one_lms(client: TestClient, lms: Platform) -> N
     invitation = registration.invitation()
     page = registration_page(client, lms, invitation)
     assert "jaxjudge is registered" in confirm(client, page)
-    again = client.get(
-        "/lti/register",
-        params={
-            "invitation": invitation,
-            "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
-        },
-    )
+    again = opened(client, invitation, f"{lms.url}/.well-known/openid-configuration")
     assert again.status_code == 400 and "used already" in again.text
     assert "used already" in confirm(client, page) and platforms_count() == 1
 
 
 def test_registration_goes_over_https_only(client: TestClient, lms: Platform) -> None:
-    answer = client.get(
-        "/lti/register",
-        params={
-            "invitation": registration.invitation(),
-            "openid_configuration": "http://lms.uni.example/.well-known/openid-configuration",
-        },
+    answer = opened(
+        client, registration.invitation(), "http://lms.uni.example/.well-known/openid-configuration"
     )
     assert answer.status_code == 400 and "only over https" in answer.text
 
@@ -135,12 +125,8 @@ def test_a_configuration_claiming_another_issuer_is_refused(
     # "https://canvas.instructure.com.evil.example").
     for claimed in ["https://canvas.example", "http://127.0.0.1"]:
         monkeypatch.setattr(lms, "openid_configuration", lambda c=claimed: {**real, "issuer": c})
-        answer = client.get(
-            "/lti/register",
-            params={
-                "invitation": registration.invitation(),
-                "openid_configuration": f"{lms.url}/.well-known/openid-configuration",
-            },
+        answer = opened(
+            client, registration.invitation(), f"{lms.url}/.well-known/openid-configuration"
         )
         assert answer.status_code == 400 and "not served by its issuer" in answer.text, claimed
 
