@@ -22,7 +22,7 @@ from app.api.routes import problems, submissions, tokens
 from app.core.admission import Admission
 from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import migrate, session_scope
-from app.core.http_guards import BodyLimit, SecurityHeaders
+from app.core.http_guards import BodyLimit, PartitionedCookies, SecurityHeaders
 from app.core.sessions import secret_key
 from app.data import catalog, usage, web_sessions
 from app.errors import DomainError
@@ -253,6 +253,10 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
         Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds
     )
     app.add_middleware(SecurityHeaders, frame_origins=settings.frame_origins)
+    if settings.frame_origins and settings.secure_cookies:
+        # In the LMS's frame the browser keeps the session cookie under the LMS's site
+        # (CHIPS), where it blocks unpartitioned third-party cookies.
+        app.add_middleware(PartitionedCookies, names={"jaxjudge_session"})
     return app
 
 

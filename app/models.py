@@ -330,9 +330,18 @@ class LtiPlatform(Base):
     auth_login_url: Mapped[str] = mapped_column(String(500))  # the OIDC authorization endpoint
     token_url: Mapped[str] = mapped_column(String(500))  # OAuth 2 token endpoint (services)
     jwks_url: Mapped[str] = mapped_column(String(500))  # the platform's public keys
-    # The Dynamic Registration invitation it used (each registers one platform).
-    invitation_id: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LtiInvitationUse(Base):
+    """A Dynamic Registration invitation that registered a platform: each registers one,
+    even after that platform is removed."""
+
+    __tablename__ = "lti_invitation_uses"
+
+    invitation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    used_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class LtiDeployment(Base):

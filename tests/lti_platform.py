@@ -269,6 +269,8 @@ class Platform:
                     self._send(200, platform.jwks())
                 elif url.path == "/auth":
                     self._authorize(query)
+                elif url.path == "/moved-configuration":  # a redirect to the real one
+                    self._send(302, {}, headers={"Location": "/.well-known/openid-configuration"})
                 elif url.path == "/.well-known/openid-configuration":
                     self._send(200, platform.openid_configuration())
                 elif url.path == "/course":

@@ -1,5 +1,5 @@
-"""Two ASGI guards around the whole app: request bodies bounded before they are read,
-and security headers on every response.
+"""ASGI guards around the whole app: request bodies bounded before they are read,
+security headers on every response, and (for LMS frames) partitioned cookies.
 
 Bodies: a request whose Content-Length is over its route's limit is answered
 413 at once, unread; a body sent without a length (chunked) is counted as it
@@ -153,3 +153,35 @@ async def _refuse(scope: Scope, send: Send, status: int, message: str) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class PartitionedCookies:
+    """Marks the named cookies ``Partitioned`` (CHIPS) as they are set: a cookie set in
+    an LMS's frame is then kept under the LMS's site, which Chrome and Firefox allow
+    where they block third-party cookies. (Python's http.cookies learns the attribute
+    only in 3.14, so Starlette cannot set it here.)"""
+
+    def __init__(self, app: ASGIApp, names: set[str]) -> None:
+        self.app = app
+        self.prefixes = tuple(f"{name}=".encode() for name in names)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def partitioned(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    (name, partition(value))
+                    if name.lower() == b"set-cookie" and value.startswith(self.prefixes)
+                    else (name, value)
+                    for name, value in message.get("headers", [])
+                ]
+            await send(message)
+
+        await self.app(scope, receive, partitioned)
+
+
+def partition(set_cookie: bytes) -> bytes:
+    return set_cookie if b"partitioned" in set_cookie.lower() else set_cookie + b"; Partitioned"

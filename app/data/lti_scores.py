@@ -2,17 +2,45 @@
 verdict, a regrade, an override), so every LMS column linked to that problem in a
 course they learn in is set to be sent again. Called in the transaction that changed
 the score: the verdict and the promise to send it commit together, so no grade is
-lost between them. Sending is app/lti/outbox.py's."""
+lost between them. Sending is app/lti/outbox.py's.
+
+Arming is one UPDATE of every column it sets (status included), never a
+read-then-write: a sender finishing meanwhile cannot leave a newer verdict marked
+sent. A row that does not exist yet is inserted (under a savepoint: two verdicts
+arming it at once find one row).
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.models import CourseMember, LtiContext, LtiResourceLink, LtiScore, utcnow
-from app.vocabulary import MemberRole
+from app.models import (
+    CourseMember,
+    LtiContext,
+    LtiResourceLink,
+    LtiScore,
+    Submission,
+    utcnow,
+)
+from app.vocabulary import MemberRole, SubmissionStatus
+from grader.verdicts import Mode
 
 PENDING, SENT, FAILED = "pending", "sent", "failed"
+
+
+def _arm(session: Session, *, link_id: int, user_id: int) -> None:
+    now = utcnow()
+    values = {"status": PENDING, "attempts": 0, "next_attempt_at": now, "changed_at": now}
+    where = (LtiScore.link_id == link_id) & (LtiScore.user_id == user_id)
+    if getattr(session.execute(update(LtiScore).where(where).values(**values)), "rowcount", 0):
+        return
+    try:
+        with session.begin_nested():
+            session.add(LtiScore(link_id=link_id, user_id=user_id, **values))
+    except IntegrityError:  # armed by another transaction just now: arm that row
+        session.execute(update(LtiScore).where(where).values(**values))
 
 
 def score_changed(session: Session, *, user_id: int, problem: str) -> int:
@@ -28,14 +56,29 @@ def score_changed(session: Session, *, user_id: int, problem: str) -> int:
         )
         .where(LtiResourceLink.problem == problem)
     ).all()
-    now = utcnow()
     for link_id in links:
-        row = session.scalar(
-            select(LtiScore).where(LtiScore.link_id == link_id, LtiScore.user_id == user_id)
-        )
-        if row is None:
-            row = LtiScore(link_id=link_id, user_id=user_id)
-            session.add(row)
-        row.status, row.attempts, row.next_attempt_at, row.changed_at = PENDING, 0, now, now
-    session.flush()
+        _arm(session, link_id=link_id, user_id=user_id)
     return len(links)
+
+
+def link_made(session: Session, *, link: LtiResourceLink, course_id: int) -> int:
+    """A new LMS column for a problem the course's learners may have solved already
+    (an existing assignment linked): each learner with a graded submit gets theirs."""
+    learners = session.scalars(
+        select(Submission.user_id)
+        .join(
+            CourseMember,
+            (CourseMember.user_id == Submission.user_id)
+            & (CourseMember.course_id == course_id)
+            & (CourseMember.role == MemberRole.LEARNER),
+        )
+        .where(
+            Submission.problem == link.problem,
+            Submission.mode == Mode.SUBMIT,
+            Submission.status == SubmissionStatus.DONE,
+        )
+        .distinct()
+    ).all()
+    for user_id in learners:
+        _arm(session, link_id=link.id, user_id=user_id)
+    return len(learners)

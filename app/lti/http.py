@@ -8,6 +8,7 @@ outbox can show it to instructors.
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -48,6 +49,14 @@ class Answer:
     headers: dict[str, str]
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx itself is the answer (an HTTPError)
+
+
+_without_redirects = urllib.request.build_opener(_NoRedirects)
+
+
 def call(
     method: str,
     url: str,
@@ -56,6 +65,7 @@ def call(
     form: dict[str, str] | None = None,
     headers: dict[str, str] | None = None,
     content_type: str = "application/json",
+    follow_redirects: bool = True,
 ) -> Answer:
     if not url.startswith(("https://", "http://")):
         raise PlatformCallError(f"not an http(s) URL: {url[:200]!r}")
@@ -67,9 +77,10 @@ def call(
     elif json_body is not None:
         data = json.dumps(json_body).encode()
         sent["Content-Type"] = content_type
-    request = urllib.request.Request(url, data=data, method=method, headers=sent)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+        request = urllib.request.Request(url, data=data, method=method, headers=sent)
+        opener = urllib.request.urlopen if follow_redirects else _without_redirects.open
+        with opener(request, timeout=TIMEOUT_SECONDS) as response:
             raw = response.read(MAX_BODY + 1)
             status = response.status
             answer_headers = {k.lower(): v for k, v in response.headers.items()}
@@ -81,6 +92,8 @@ def call(
     except (urllib.error.URLError, TimeoutError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise PlatformCallError(f"{method} {url} failed: {reason}") from None
+    except (http.client.HTTPException, ValueError) as error:  # garbage answers, bad URLs
+        raise PlatformCallError(f"{method} {url} failed: {type(error).__name__}") from None
     if len(raw) > MAX_BODY:
         raise PlatformCallError(f"{method} {url} answered more than {MAX_BODY} bytes", status)
     if not raw.strip():

@@ -17,8 +17,9 @@ import logging
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, func, literal, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
@@ -64,15 +65,21 @@ def _due_ids(session: Session, now: datetime) -> list[int]:
     )
 
 
-def _claim(session: Session, row_id: int, now: datetime) -> LtiScore | None:
-    claimed = session.execute(
-        update(LtiScore)
-        .where(LtiScore.id == row_id, LtiScore.status == PENDING, LtiScore.next_attempt_at <= now)
-        .values(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
-    )
-    if getattr(claimed, "rowcount", 0) != 1:
-        return None
-    return session.get(LtiScore, row_id)
+def _claim(row_id: int) -> datetime | None:
+    """Take a due row for ``CLAIM_SECONDS`` (committed at once, so a failure while
+    planning cannot hand it back early); returns the ``changed_at`` it was armed with."""
+    now = utcnow()
+    with session_scope() as session:
+        claimed = session.execute(
+            update(LtiScore)
+            .where(
+                LtiScore.id == row_id, LtiScore.status == PENDING, LtiScore.next_attempt_at <= now
+            )
+            .values(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
+        )
+        if getattr(claimed, "rowcount", 0) != 1:
+            return None
+        return session.scalar(select(LtiScore.changed_at).where(LtiScore.id == row_id))
 
 
 def best_score(session: Session, *, course: Course, user_id: int, problem: str) -> float | None:
@@ -110,7 +117,7 @@ class _Plan:
     best: float | None
 
 
-def _plan(session: Session, row: LtiScore) -> _Plan:
+def _plan(session: Session, row: LtiScore, changed_at: datetime) -> _Plan:
     link = session.get(LtiResourceLink, row.link_id)
     context = session.get(LtiContext, link.context_id) if link else None
     platform = session.get(LtiPlatform, context.platform_id) if context else None
@@ -129,7 +136,7 @@ def _plan(session: Session, row: LtiScore) -> _Plan:
         raise PlatformCallError("the learner has no account in this LMS (never launched)", 404)
     plan = _Plan(
         row_id=row.id,
-        changed_at=row.changed_at,
+        changed_at=changed_at,
         link_id=link.id,
         lineitem_url=link.lineitem_url,
         lineitems_url=context.lineitems_url,
@@ -147,14 +154,14 @@ def _plan(session: Session, row: LtiScore) -> _Plan:
 
 def _call_lms(plan: _Plan) -> tuple[str | None, float]:
     """Send the plan's score (making the link's column first if it has none); returns
-    the column made, if one was, and the score sent."""
+    the column made, if one was, and the score sent. Any failure after a column was
+    made carries it (``ScoreNotSentError.made``), so that it is kept, not made again."""
     made = None
     lineitem_url = plan.lineitem_url
     if lineitem_url is None:
         if not plan.lineitems_url or not plan.may_create_lineitem:
             raise PlatformCallError("the LMS gave this link no grade-book column", status=404)
-        with session_scope() as session:
-            token = services.access_token(session, plan.platform, (claims.SCOPE_LINEITEM,))
+        token = services.access_token(plan.platform, (claims.SCOPE_LINEITEM,))
         made = lineitem_url = services.create_lineitem(
             token,
             plan.lineitems_url,
@@ -164,9 +171,8 @@ def _call_lms(plan: _Plan) -> tuple[str | None, float]:
             tag=plan.problem,
         )
     given = round((plan.best or 0.0) * plan.score_maximum, 6)
-    with session_scope() as session:
-        token = services.access_token(session, plan.platform, (claims.SCOPE_SCORE,))
     try:
+        token = services.access_token(plan.platform, (claims.SCOPE_SCORE,))
         services.post_score(
             token,
             lineitem_url,
@@ -179,10 +185,14 @@ def _call_lms(plan: _Plan) -> tuple[str | None, float]:
                 timestamp=plan.changed_at,
             ),
         )
-    except PlatformCallError as error:
-        if error.status == 401:  # a revoked or expired token: the next try asks anew
+    except Exception as error:  # every failure of the send, with the column it made
+        status = error.status if isinstance(error, PlatformCallError) else None
+        if status == 401:  # a revoked or expired token: the next try asks anew
             services.forget_tokens()
-        raise ScoreNotSentError(str(error), error.status, made) from None
+        message = (
+            str(error) if isinstance(error, PlatformCallError) else f"internal error: {error!r}"
+        )
+        raise ScoreNotSentError(message, status, made) from None
     return made, given
 
 
@@ -192,81 +202,105 @@ class ScoreNotSentError(PlatformCallError):
     def __init__(self, message: str, status: int | None, made: str | None) -> None:
         super().__init__(message, status)
         self.made = made
+        self.link_id = 0  # set by the caller, who knows the plan
 
 
-def _unchanged(plan: _Plan) -> ColumnElement[bool]:
-    """The row as the plan read it: a newer verdict re-arms it (a new ``changed_at``),
+def _unchanged(row_id: int, changed_at: datetime) -> ColumnElement[bool]:
+    """The row as it was claimed: a newer verdict re-arms it (a new ``changed_at``),
     and then nothing this send learned may overwrite that."""
     return (
-        (LtiScore.id == plan.row_id)
-        & (LtiScore.changed_at == plan.changed_at)
-        & (LtiScore.status == PENDING)
+        (LtiScore.id == row_id) & (LtiScore.changed_at == changed_at) & (LtiScore.status == PENDING)
     )
 
 
-def _record_column(session: Session, link_id: int, made: str | None) -> None:
-    if made is not None:
-        session.execute(
-            update(LtiResourceLink)
-            .where(LtiResourceLink.id == link_id, LtiResourceLink.lineitem_url.is_(None))
-            .values(lineitem_url=made)
+def _column_recorded(link_id: int, made: str | None) -> Any:
+    """Keep the column a send made, unless the link has one already (another server's)."""
+    return (
+        update(LtiResourceLink)
+        .where(
+            LtiResourceLink.id == link_id,
+            LtiResourceLink.lineitem_url.is_(None),
+            literal(made is not None),
         )
+        .values(lineitem_url=made)
+    )
 
 
-def _failed(row_id: int, plan: _Plan | None, error: Exception) -> str:
+def _failed(row_id: int, changed_at: datetime, error: Exception) -> str:
+    """Record a failed send on the row, if it is still the one that was sent: a row
+    re-armed meanwhile (a newer verdict) starts afresh and is not touched."""
     status = error.status if isinstance(error, PlatformCallError) else None
     permanent = isinstance(error, PlatformCallError) and error.permanent
     message = str(error) if isinstance(error, PlatformCallError) else f"internal error: {error!r}"
     with session_scope() as session:
-        if plan is not None and isinstance(error, ScoreNotSentError):
-            _record_column(session, plan.link_id, error.made)
+        if isinstance(error, ScoreNotSentError):
+            session.execute(_column_recorded(error.link_id, error.made))
         row = session.get(LtiScore, row_id)
         if row is None:
             return FAILED
-        if plan is not None and (row.changed_at != plan.changed_at or row.status != PENDING):
-            return row.status  # re-armed meanwhile: it goes again, from zero attempts
-        row.attempts += 1
-        row.last_error = message[:2000]
-        if permanent or row.attempts >= MAX_ATTEMPTS:
-            row.status = FAILED
+        attempts = row.attempts + 1
+        ends = permanent or attempts >= MAX_ATTEMPTS
+        values: dict[str, object] = {"attempts": attempts, "last_error": message[:2000]}
+        if ends:
+            values["status"] = FAILED
         else:
-            row.next_attempt_at = utcnow() + backoff(row.attempts)
-        log.warning(
-            "LMS score for row %s not sent (%s, HTTP %s): %s", row_id, row.status, status, message
+            values["next_attempt_at"] = utcnow() + backoff(attempts)
+        recorded = session.execute(
+            update(LtiScore).where(_unchanged(row_id, changed_at)).values(**values)
         )
-        return row.status
+        if not getattr(recorded, "rowcount", 0):
+            return PENDING  # re-armed meanwhile: it goes again, from zero attempts
+    log.warning("LMS score for row %s not sent (HTTP %s): %s", row_id, status, message)
+    return FAILED if ends else PENDING
 
 
 def deliver_one(row_id: int) -> str | None:
     """Claim and send one row; returns its new status (None: another server has it)."""
-    plan = None
+    changed_at = _claim(row_id)
+    if changed_at is None:
+        return None
     try:
         with session_scope() as session:
-            row = _claim(session, row_id, utcnow())
+            row = session.get(LtiScore, row_id)
             if row is None:
                 return None
-            plan = _plan(session, row)
+            plan = _plan(session, row, changed_at)
         made, given = _call_lms(plan)
+    except ScoreNotSentError as error:
+        error.link_id = plan.link_id
+        return _failed(row_id, changed_at, error)
     except Exception as error:  # every failure is this row's, recorded on it
-        return _failed(row_id, plan, error)
+        return _failed(row_id, changed_at, error)
     with session_scope() as session:
-        _record_column(session, plan.link_id, made)
+        if made is not None and not _rows(session.execute(_column_recorded(plan.link_id, made))):
+            # Another server made the link's column first: this score went to a column the
+            # link does not keep, so it goes again, to the kept one.
+            session.execute(
+                update(LtiScore)
+                .where(_unchanged(row_id, changed_at))
+                .values(next_attempt_at=utcnow())
+            )
+            return PENDING
         now = utcnow()
         sent = session.execute(
             update(LtiScore)
-            .where(_unchanged(plan))
+            .where(_unchanged(row_id, changed_at))
             .values(status=SENT, attempts=0, last_error=None, sent_at=now, score_given=given,
                     score_maximum=plan.score_maximum)
         )  # fmt: skip
-        if getattr(sent, "rowcount", 0) == 1:
+        if _rows(sent):
             return SENT
         # A newer verdict re-armed the row while this one was on its way: it goes next.
         session.execute(
             update(LtiScore)
-            .where(LtiScore.id == plan.row_id)
+            .where(LtiScore.id == row_id)
             .values(sent_at=now, score_given=given, score_maximum=plan.score_maximum)
         )
         return PENDING
+
+
+def _rows(result: object) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 def deliver_due() -> int:

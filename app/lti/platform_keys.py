@@ -61,7 +61,9 @@ def _refreshed(url: str, cached: _Cached | None, now: float) -> _Cached:
     count: an LMS that is down is not asked on every launch); while the LMS cannot be
     reached, the set it last published stands."""
     with _lock:
-        if now - _attempted.get(url, -REFETCH_AFTER) < REFETCH_AFTER and cached is not None:
+        if now - _attempted.get(url, -REFETCH_AFTER) < REFETCH_AFTER:
+            if cached is None:
+                raise PlatformCallError(f"{url} could not be read a moment ago")
             return cached
         _attempted[url] = now
     try:

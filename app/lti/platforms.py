@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.errors import ConflictError, InvalidInputError, NotFoundError
+from app.errors import InvalidInputError, NotFoundError
 from app.models import LtiDeployment, LtiPlatform
 
 
@@ -23,7 +23,6 @@ class PlatformIn:
     jwks_url: str
     deployment_ids: tuple[str, ...] = ()
     name: str = ""
-    invitation_id: str | None = None  # Dynamic Registration's, kept so it is used once
 
 
 def _url_problem(field: str, url: str, limit: int = 500) -> str | None:
@@ -60,10 +59,6 @@ def add(*, session: Session, platform: PlatformIn) -> LtiPlatform:
     if problems:
         raise InvalidInputError("; ".join(problems))
     found = find(session=session, issuer=platform.issuer, client_id=platform.client_id)
-    if found is not None and platform.invitation_id is not None:
-        raise ConflictError(
-            f"{platform.issuer} with client id {platform.client_id} is already registered"
-        )
     if found is None:
         found = LtiPlatform(issuer=platform.issuer, client_id=platform.client_id)
         session.add(found)
@@ -72,7 +67,6 @@ def add(*, session: Session, platform: PlatformIn) -> LtiPlatform:
     found.name = platform.name[:120] or found.name or platform.issuer[:120]
     found.auth_login_url, found.token_url = platform.auth_login_url, platform.token_url
     found.jwks_url = platform.jwks_url
-    found.invitation_id = found.invitation_id or platform.invitation_id
     session.flush()
     for deployment in platform.deployment_ids:
         if deployment not in deployments_of(session=session, platform=found):

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import names
-from app.data import catalog, courses
+from app.data import catalog, courses, lti_scores
 from app.lti.claims import Launch, Services
 from app.lti.launch import LaunchError
 from app.models import (
@@ -248,6 +248,7 @@ def resource_link(
         raise LaunchError(
             f"This link names the problem {slug[:100]!r}, which jaxjudge does not have."
         )
+    new_column = link is None or link.problem != slug
     if link is None:
         link = LtiResourceLink(
             context_id=context.id, resource_link_id=resource_link_id, problem=slug
@@ -266,4 +267,6 @@ def resource_link(
     if existing is None or (due is not None and existing.due_at != due):
         courses.assign(session=session, course=course, problem=slug, due_at=due)
     session.flush()
+    if new_column:  # learners who solved it before the link existed get their scores sent
+        lti_scores.link_made(session, link=link, course_id=course.id)
     return link

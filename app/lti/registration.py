@@ -16,14 +16,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core.sessions import secret_key
 from app.lti import claims
 from app.lti.http import PlatformCallError, call
 from app.lti.platforms import PlatformIn, add
-from app.models import LtiPlatform
+from app.models import LtiInvitationUse, LtiPlatform
 
 INVITATION_SECONDS = 7 * 24 * 3600
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
@@ -53,8 +52,7 @@ def check_invitation(session: Session, token: str) -> str:
     invitation_id = found.get("id") if isinstance(found, dict) else None
     if not isinstance(invitation_id, str):
         raise RegistrationError("This registration link is not one jaxjudge made.")
-    used = session.scalar(select(LtiPlatform.id).where(LtiPlatform.invitation_id == invitation_id))
-    if used is not None:
+    if session.get(LtiInvitationUse, invitation_id) is not None:
         raise RegistrationError("This registration link was used already; ask for a new one.")
     return invitation_id
 
@@ -71,11 +69,12 @@ def _acceptable(url: str) -> bool:
 
 def _call(method: str, url: str, **kwargs: Any) -> Any:
     """The LMS's answer; on failure, only its status, never its body: an invitation's
-    holder must not read other machines' pages through jaxjudge."""
+    holder must not read other machines' pages through jaxjudge. Redirects are not
+    followed: the checks above hold for the URL that answers."""
     if not _acceptable(url):
         raise RegistrationError(f"jaxjudge registers only over https ({url[:200]!r}).")
     try:
-        return call(method, url, **kwargs).body
+        return call(method, url, follow_redirects=False, **kwargs).body
     except PlatformCallError as error:
         answered = f"answered HTTP {error.status}" if error.status else "could not be reached"
         raise RegistrationError(f"{urlparse(url).netloc} {answered}.") from None
@@ -167,6 +166,10 @@ def register(
         raise RegistrationError("The LMS's answer to the registration has no valid client_id.")
     tool = answer.get(TOOL_CONFIGURATION, {})
     deployment = tool.get("deployment_id") if isinstance(tool, dict) else None
+    if session.get(LtiInvitationUse, invitation_id) is not None:
+        raise RegistrationError("This registration link was used already; ask for a new one.")
+    session.add(LtiInvitationUse(invitation_id=invitation_id, issuer=configuration.issuer[:255]))
+    session.flush()  # two confirmations at once: the second fails here (the key is unique)
     return add(
         session=session,
         platform=PlatformIn(
@@ -177,6 +180,5 @@ def register(
             jwks_url=configuration.jwks_uri,
             deployment_ids=(deployment,) if isinstance(deployment, str) and deployment else (),
             name=configuration.product or configuration.issuer,
-            invitation_id=invitation_id,
         ),
     )

@@ -27,7 +27,7 @@ def sync(session: Session, *, course: Course, context: LtiContext) -> RosterSync
     platform = session.get(LtiPlatform, context.platform_id)
     if platform is None or not context.memberships_url:
         raise LaunchError("The LMS offers no roster for this course.")
-    token = services.access_token(session, platform, (claims.SCOPE_MEMBERSHIPS,))
+    token = services.access_token(platform, (claims.SCOPE_MEMBERSHIPS,))
     members = services.roster(token, context.memberships_url)
     inactive = 0
     for member in members:

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from app.lti import keys
 from app.lti.http import PlatformCallError, call
 from app.models import LtiPlatform
@@ -30,7 +28,7 @@ _tokens: dict[tuple[str, str, str], tuple[str, float]] = {}
 _lock = threading.Lock()
 
 
-def access_token(session: Session, platform: LtiPlatform, scopes: tuple[str, ...]) -> str:
+def access_token(platform: LtiPlatform, scopes: tuple[str, ...]) -> str:
     scope = " ".join(sorted(scopes))
     key = (platform.token_url, platform.client_id, scope)
     with _lock:
@@ -38,8 +36,7 @@ def access_token(session: Session, platform: LtiPlatform, scopes: tuple[str, ...
     if cached is not None and cached[1] > time.monotonic():
         return cached[0]
     now = int(time.time())
-    assertion = keys.sign(
-        session,
+    assertion = keys.sign_now(
         {
             "iss": platform.client_id,
             "sub": platform.client_id,

@@ -6,11 +6,13 @@ picks one for a new link; a deep-linking request goes to the picker);
 ``/lti/jwks`` publishes the tool's keys; ``/lti/register`` is Dynamic
 Registration. Every refusal is a page that says why and changes nothing.
 
-The login's state is bound to the browser by a cookie (SameSite=None and Secure
-over TLS, HttpOnly, ten minutes, one per login). A browser that blocks cookies in
-the LMS's frame does not send it back: the launch page then offers to open
-jaxjudge in a window of its own, which starts the same login again there (the
-first-party new-window fallback; docs/lti.md says why not postMessage storage).
+The login's state is bound to the browser by a cookie (over TLS: SameSite=None,
+Secure and Partitioned, so that Chrome and Firefox keep it in the LMS's frame under
+the LMS's site; HttpOnly, ten minutes, one per login). A browser that keeps even
+partitioned cookies out of frames does not send it back: the launch page then
+offers to open jaxjudge in a window of its own, which starts the same login again
+there (the first-party new-window fallback; docs/lti.md says why not postMessage
+storage).
 
 Framing: the launch's answer pages (a refusal, the new-window offer) and Dynamic
 Registration (which the LMS opens in its own dialog) may be framed by any site:
@@ -33,7 +35,7 @@ from sqlalchemy.orm import Session
 from app.api.deps import SessionDep
 from app.core.config import settings
 from app.core.db import session_scope
-from app.core.http_guards import security_headers
+from app.core.http_guards import partition, security_headers
 from app.data import catalog, courses, web_sessions
 from app.errors import DomainError
 from app.lti import deep_linking, keys, launch, provisioning, registration, roster
@@ -101,16 +103,7 @@ async def login(request: Request, session: SessionDep) -> Response:
         session.rollback()
         return _refused(request, str(error))
     response = RedirectResponse(started.redirect_url, status_code=status.HTTP_302_FOUND)
-    secure = _is_secure(request)
-    response.set_cookie(
-        launch.state_cookie_name(started.state),
-        started.browser_secret,
-        max_age=launch.LOGIN_MINUTES * 60,
-        path="/lti/",
-        httponly=True,
-        secure=secure,
-        samesite="none" if secure else "lax",
-    )
+    _state_cookie(request, response, started.state, started.browser_secret)
     return response
 
 
@@ -163,21 +156,21 @@ def launch_page(
         return _new_window(request, session, state, str(error))
     except LaunchError as error:
         session.rollback()
-        return _forget_state(_refused(request, str(error)), state)
+        return _forget_state(request, _refused(request, str(error)), state)
     session.commit()  # the login is spent whatever follows: a replay finds it used
     try:
         user = provisioning.account(session=session, launch=validated)
         course = provisioning.course(session=session, launch=validated, user=user)
     except LaunchError as error:
         session.rollback()
-        return _forget_state(_refused(request, str(error)), state)
+        return _forget_state(request, _refused(request, str(error)), state)
     except IntegrityError:  # a second launch made the same account or course at once
         session.rollback()
-        return _forget_state(_refused(request, _AT_ONCE, 409), state)
+        return _forget_state(request, _refused(request, _AT_ONCE, 409), state)
     _sign_in(request, session, user)
     if validated.role is MemberRole.INSTRUCTOR:
         background.add_task(_sync_roster_quietly, course.id)
-    return _forget_state(_landing(request, session, validated, course), state)
+    return _forget_state(request, _landing(request, session, validated, course), state)
 
 
 def _landing(request: Request, session: Session, validated: Launch, course: Course) -> Response:
@@ -217,10 +210,29 @@ def _landing(request: Request, session: Session, validated: Launch, course: Cour
     return RedirectResponse("/lti/link", status_code=status.HTTP_303_SEE_OTHER)
 
 
-def _forget_state(response: Response, state: str) -> Response:
-    """A finished login's cookie is dropped: they would pile up in the browser."""
+def _state_cookie(request: Request, response: Response, state: str, secret: str) -> None:
+    """The login's cookie: HttpOnly, for /lti/ only, ten minutes. Over TLS it must cross
+    sites (the LMS posts the launch), so SameSite=None and Secure, and Partitioned, so
+    that Chrome and Firefox keep it in the LMS's frame; Max-Age=0 deletes it."""
+    response.set_cookie(
+        launch.state_cookie_name(state),
+        secret,
+        max_age=launch.LOGIN_MINUTES * 60 if secret else 0,
+        path="/lti/",
+        httponly=True,
+        secure=_is_secure(request),
+        samesite="none" if _is_secure(request) else "lax",
+    )
+    if _is_secure(request):
+        raw = response.raw_headers
+        raw[-1] = (raw[-1][0], partition(raw[-1][1]))
+
+
+def _forget_state(request: Request, response: Response, state: str) -> Response:
+    """A finished login's cookie is dropped: they would pile up in the browser (the
+    deletion carries the cookie's own attributes, or a frame's browser ignores it)."""
     if state:
-        response.delete_cookie(launch.state_cookie_name(state), path="/lti/")
+        _state_cookie(request, response, state, "")
     return response
 
 

@@ -1,4 +1,4 @@
-"""LTI 1.3: platforms and deployments, logins in flight, linked accounts, contexts and
+"""LTI 1.3: platforms and deployments, used registration invitations, logins in flight, linked accounts, contexts and
 resource links, the grade-book outbox, the tool's signing keys.
 
 Revision ID: 0011
@@ -35,9 +35,14 @@ def upgrade() -> None:
         sa.Column("auth_login_url", sa.String(500), nullable=False),
         sa.Column("token_url", sa.String(500), nullable=False),
         sa.Column("jwks_url", sa.String(500), nullable=False),
-        sa.Column("invitation_id", sa.String(64), nullable=True, unique=True),
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.UniqueConstraint("issuer", "client_id"),
+    )
+    op.create_table(
+        "lti_invitation_uses",
+        sa.Column("invitation_id", sa.String(64), primary_key=True),
+        sa.Column("issuer", sa.String(255), nullable=False),
+        sa.Column("used_at", sa.DateTime, nullable=False),
     )
     op.create_table(
         "lti_deployments",
@@ -151,4 +156,5 @@ def downgrade() -> None:
     op.drop_table("lti_accounts")
     op.drop_table("lti_logins")
     op.drop_table("lti_deployments")
+    op.drop_table("lti_invitation_uses")
     op.drop_table("lti_platforms")

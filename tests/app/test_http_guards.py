@@ -50,6 +50,7 @@ def test_lms_framing_is_allowed_only_to_the_configured_origins(
     assert "x-frame-options" not in answer.headers
     cookie = answer.headers["set-cookie"].lower()
     assert "samesite=none" in cookie and "secure" in cookie and "httponly" in cookie
+    assert cookie.endswith("; partitioned")  # kept in the LMS's frame under the LMS's site
 
 
 def test_pages_hold_no_inline_script(client: TestClient) -> None:

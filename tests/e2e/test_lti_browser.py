@@ -1,12 +1,18 @@
 """A whole LTI 1.3 launch in a real browser (Debian's Chromium through Playwright),
 through the platform server of tests/lti_platform.py and a real `jaxjudge serve`:
-the LMS registered with `jaxjudge lti add-platform`, on another site than the tool
-(localhost against 127.0.0.1: the launch's form post is cross-site, so the state
-cookie must be SameSite=None and Secure, as behind TLS). The instructor opens the
-activity from the LMS course page (login initiation, the LMS's authorization, the
-form post) and lands on the problem signed in, the course made; the learner meets it
-inside the LMS's frame, continues in a new window, submits a correct solution, sees
-"Accepted", and the score arrives at the LMS's AGS endpoint through the outbox."""
+the LMS registered with `jaxjudge lti add-platform` and allowed to frame jaxjudge
+(JAXJUDGE_LMS_FRAME_ORIGINS), on another site than the tool (localhost against
+127.0.0.1: the launch's form post is cross-site, so the cookies must be SameSite=None
+and Secure, as behind TLS).
+
+jaxjudge's cookies are Partitioned (CHIPS), which Chromium keeps in a third-party
+frame. The instructor's activity opens inside the LMS course page's frame (login
+initiation, the LMS's authorization, the form post) and lands on the problem signed
+in, the course made, without a script error though the frame has no storage. The
+learner opens the activity in a new window, submits a correct solution, sees
+"Accepted", and the score arrives at the LMS's AGS endpoint through the outbox. (A
+browser that keeps every cookie out of frames gets the new-window page:
+tests/app/lti/test_launch.py.)"""
 
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ def lms_and_tool(tmp_path: Path) -> Iterator[tuple[Platform, Server]]:
             return keys
 
     lms = Platform(tool_jwks=tool_jwks, host="localhost")
+    env["JAXJUDGE_LMS_FRAME_ORIGINS"] = lms.url
     added = jaxjudge(env, "lti", "add-platform", "--issuer", lms.issuer, "--client-id", CLIENT_ID,
                      "--deployment-id", DEPLOYMENT_ID, "--login-url", lms.login_url,
                      "--token-url", lms.token_url, "--jwks-url", lms.jwks_url)  # fmt: skip
@@ -75,33 +82,36 @@ def test_a_launch_from_the_lms_a_submit_and_the_grade_back_in_the_lms(
     from playwright.sync_api import expect, sync_playwright
 
     lms, tool = lms_and_tool
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        instructor = browser.new_context().new_page()
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        instructor = browser.new_page()
+        errors: list[str] = []
+        instructor.on("pageerror", lambda error: errors.append(str(error)))
         lms.users[ADA.sub] = ADA
-        instructor.goto(f"{lms.url}/course?as={ADA.sub}")
-        instructor.get_by_role("link", name="Open the jaxjudge activity").click()
-        # Login initiation, the LMS's authorization page, its form post: on the problem.
-        expect(instructor).to_have_url(f"{tool.url}/problems/{SLUG}", timeout=30_000)
-        expect(instructor.locator("header")).to_contain_text("ada")
-        instructor.goto(f"{tool.url}/courses")
-        expect(instructor.locator("main")).to_contain_text("Deep Learning 101")
+        instructor.goto(f"{lms.url}/course?as={ADA.sub}&frame=1")
+        framed = instructor.frame_locator("iframe[title=jaxjudge]")
+        # Login initiation, the LMS's authorization page, its form post: on the problem,
+        # inside the LMS's page, signed in.
+        expect(framed.locator("header")).to_contain_text("ada", timeout=30_000)
+        expect(framed.locator(".cm-content")).to_be_visible(timeout=30_000)
+        assert instructor.frames[1].url == f"{tool.url}/problems/{SLUG}"
+        assert errors == []
+        # The session lives in the frame (partitioned under the LMS's site).
+        framed.get_by_role("link", name="Courses").click()
+        expect(framed.locator("main")).to_contain_text("Deep Learning 101")
 
-        # The learner meets the activity inside the LMS's frame. jaxjudge is not set up
-        # to be framed (JAXJUDGE_LMS_FRAME_ORIGINS), so it continues in a window of its
-        # own: the same login again, first-party, from a link in the frame.
-        context = browser.new_context()
-        course_page = context.new_page()
+        # The learner opens the activity in a window of its own (Canvas's "new tab",
+        # Moodle's "new window"): a top-level, cross-site launch.
+        course_page = browser.new_context().new_page()
         lms.users[GRACE.sub] = GRACE
-        course_page.goto(f"{lms.url}/course?as={GRACE.sub}&frame=1")
-        frame = course_page.frame_locator("iframe[title=jaxjudge]")
-        expect(frame.locator("main")).to_contain_text("window of its own", timeout=30_000)
-        with context.expect_page() as opened:
-            frame.get_by_role("link", name="Open jaxjudge in a new window").click()
+        course_page.goto(f"{lms.url}/course?as={GRACE.sub}")
+        with course_page.context.expect_page() as opened:
+            course_page.get_by_role("link", name="Open the jaxjudge activity").click(
+                modifiers=["Shift"]
+            )
+
         learner = opened.value
         expect(learner).to_have_url(f"{tool.url}/problems/{SLUG}", timeout=30_000)
         expect(learner.locator("header")).to_contain_text("grace")

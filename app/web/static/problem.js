@@ -10,9 +10,18 @@
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const panel = document.getElementById("verdict");
 
-  const saved = localStorage.getItem(draftKey);
+  // Drafts live in localStorage, which a browser may refuse to a page inside an LMS's
+  // frame (third-party storage): then there are no drafts, and everything else works.
+  const drafts = (() => {
+    try {
+      return window.localStorage;
+    } catch {
+      return null;
+    }
+  })();
+  const saved = drafts ? drafts.getItem(draftKey) : null;
   if (saved !== null) editor.value = saved;
-  editor.addEventListener("input", () => localStorage.setItem(draftKey, editor.value));
+  editor.addEventListener("input", () => drafts && drafts.setItem(draftKey, editor.value));
   // CodeMirror (editor.js) takes over the textarea and keeps it up to date;
   // without it the plain textarea still works.
   if (window.jaxjudgeEditor) window.jaxjudgeEditor.mount(editor);
@@ -20,7 +29,7 @@
     if (!confirm("Replace your code with the starter?")) return;
     editor.value = starter;
     editor.dispatchEvent(new Event("jaxjudge:replaced"));
-    localStorage.removeItem(draftKey);
+    if (drafts) drafts.removeItem(draftKey);
   });
 
   const text = (tag, content, className) => {

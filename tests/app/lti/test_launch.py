@@ -313,7 +313,14 @@ def test_behind_tls_the_state_cookie_crosses_sites_and_nothing_else_reads_it(
         answer = app.get("/lti/login", params=platform.initiation(ADA), follow_redirects=False)
     cookie = answer.headers["set-cookie"].lower()
     assert cookie.startswith("jaxjudge_lti_")
-    for attribute in ("samesite=none", "secure", "httponly", "path=/lti/", "max-age=600"):
+    for attribute in (
+        "samesite=none",
+        "secure",
+        "httponly",
+        "path=/lti/",
+        "max-age=600",
+        "partitioned",
+    ):
         assert attribute in cookie, attribute
 
 

@@ -263,3 +263,26 @@ def test_a_verdict_that_arrives_while_a_score_is_on_its_way_is_sent_too(
     assert row.status == "pending" and row.score_given == 50.0
     assert outbox.deliver_due() == 1
     assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [50.0, 100.0]
+
+
+def test_linking_a_problem_learners_solved_already_sends_their_scores(
+    client: TestClient, platform: Platform
+) -> None:
+    """An existing assignment linked from the LMS later: the learners' best scores go to
+    the new column without waiting for another submit."""
+    course_with_learner(client, platform)
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    assert outbox.deliver_due() == 1  # to the first link's column
+    lineitem = platform.url + "/contexts/course-101/lineitems/9"
+    answer = launch(
+        client,
+        platform,
+        ADA,
+        resource_link_id="link-2",
+        custom={"problem": SLUG},
+        lineitem=lineitem,
+    )
+    assert answer.status_code == 303
+    assert outbox.deliver_due() == 1
+    (second,) = [s for s in platform.scores_for(GRACE.sub) if s["lineitem"] == lineitem]
+    assert second["body"]["scoreGiven"] == 100.0

@@ -109,6 +109,12 @@ def test_an_invitation_registers_one_lms(client: TestClient, lms: Platform) -> N
     assert "used already" in confirm(client, page) and platforms_count() == 1
 
 
+def test_registration_follows_no_redirect(client: TestClient, lms: Platform) -> None:
+    """The https and issuer checks hold for the URL that answers: a redirect is refused."""
+    answer = opened(client, registration.invitation(), f"{lms.url}/moved-configuration")
+    assert answer.status_code == 400 and "answered HTTP 302" in answer.text
+
+
 def test_registration_goes_over_https_only(client: TestClient, lms: Platform) -> None:
     answer = opened(
         client, registration.invitation(), "http://lms.uni.example/.well-known/openid-configuration"
