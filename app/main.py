@@ -38,6 +38,7 @@ from app.web import course_insights
 from app.web import courses as course_pages
 from app.web import lti as lti_pages
 from app.web import lti_admin as lti_admin_pages
+from app.web import lti_pickers as lti_picker_pages
 from app.web import operations as operations_pages
 from app.web import problems as problem_pages
 from app.web.auth import sign_in_url
@@ -113,6 +114,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(authoring_pages.router)
     app.include_router(operations_pages.router)
     app.include_router(lti_pages.router)
+    app.include_router(lti_picker_pages.router)
     app.include_router(lti_admin_pages.router)
     app.mount(
         "/static", StaticFiles(directory=PROJECT_ROOT / "app" / "web" / "static"), name="static"

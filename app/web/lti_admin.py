@@ -17,7 +17,7 @@ from app.lti import status as lms_status
 from app.lti.http import PlatformCallError
 from app.lti.launch import LaunchError
 from app.web.guards import Admin, CourseInstructor, CsrfChecked
-from app.web.lti import base_url
+from app.web.lti_answers import base_url
 from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
