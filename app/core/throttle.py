@@ -59,6 +59,9 @@ sign_ups = SlidingWindow(limit=5, seconds=3600)
 # Wrong course join codes, per account and per address: a code is a password to a course.
 wrong_join_codes_by_account = SlidingWindow(limit=10, seconds=900)
 wrong_join_codes_by_address = SlidingWindow(limit=20, seconds=300)
+# LMS logins started per address (each writes a row): a class behind one NAT launching
+# at once stays far below it; a script making rows does not.
+lti_logins = SlidingWindow(limit=600, seconds=300)
 
 
 def reset_all() -> None:
@@ -69,4 +72,5 @@ def reset_all() -> None:
     sign_ups.clear()
     wrong_join_codes_by_account.clear()
     wrong_join_codes_by_address.clear()
+    lti_logins.clear()
     unknown_names.clear()

@@ -32,9 +32,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.api.deps import SessionDep
+from app.core import throttle
 from app.core.config import settings
 from app.core.db import session_scope
 from app.core.http_guards import partition
+from app.core.throttle import client_address
 from app.data import web_sessions
 from app.errors import DomainError
 from app.lti import keys, launch, provisioning, registration, roster
@@ -67,6 +69,10 @@ async def _params(request: Request) -> dict[str, str]:
 
 @router.api_route("/lti/login", methods=["GET", "POST"])
 async def login(request: Request, session: SessionDep) -> Response:
+    address = client_address(request)
+    if wait := throttle.lti_logins.wait_seconds(address):
+        return refused(request, f"Too many LMS launches from here; try again in {wait} s.", 429)
+    throttle.lti_logins.record(address)
     params = await _params(request)
     try:
         started = launch.start_login(

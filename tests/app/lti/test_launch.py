@@ -396,3 +396,17 @@ def test_a_learner_s_own_due_date_does_not_move_the_course_s(
     with session_scope() as session:
         due = session.scalar(select(Assignment.due_at).where(Assignment.problem == SLUG))
     assert due is not None and due.isoformat() == "2026-12-01T23:59:00"
+
+
+def test_logins_from_one_address_are_throttled(
+    client: TestClient, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each login writes a row: one address starting them by the thousand is stopped
+    (a class behind one NAT launching together stays far below the limit)."""
+    from app.core import throttle
+
+    monkeypatch.setattr(throttle.lti_logins, "limit", 3)
+    for _ in range(3):
+        start_login(client, platform, ADA)
+    answer = client.get("/lti/login", params=platform.initiation(ADA), follow_redirects=False)
+    assert answer.status_code == 429 and "Too many LMS launches" in answer.text
