@@ -16,21 +16,14 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.models import (
-    CourseMember,
-    LtiContext,
-    LtiResourceLink,
-    LtiScore,
-    Submission,
-    utcnow,
-)
-from app.vocabulary import MemberRole, SubmissionStatus
-from grader.verdicts import Mode
+from app.models import CourseMember, LtiContext, LtiResourceLink, LtiScore, utcnow
+from app.vocabulary import MemberRole
 
 PENDING, SENT, FAILED = "pending", "sent", "failed"
 
 
-def _arm(session: Session, *, link_id: int, user_id: int) -> None:
+def arm(session: Session, *, link_id: int, user_id: int) -> None:
+    """Set the (link, learner) row to be sent now, making it if it is the first."""
     now = utcnow()
     values = {"status": PENDING, "attempts": 0, "next_attempt_at": now, "changed_at": now}
     where = (LtiScore.link_id == link_id) & (LtiScore.user_id == user_id)
@@ -57,28 +50,5 @@ def score_changed(session: Session, *, user_id: int, problem: str) -> int:
         .where(LtiResourceLink.problem == problem)
     ).all()
     for link_id in links:
-        _arm(session, link_id=link_id, user_id=user_id)
+        arm(session, link_id=link_id, user_id=user_id)
     return len(links)
-
-
-def link_made(session: Session, *, link: LtiResourceLink, course_id: int) -> int:
-    """A new LMS column for a problem the course's learners may have solved already
-    (an existing assignment linked): each learner with a graded submit gets theirs."""
-    learners = session.scalars(
-        select(Submission.user_id)
-        .join(
-            CourseMember,
-            (CourseMember.user_id == Submission.user_id)
-            & (CourseMember.course_id == course_id)
-            & (CourseMember.role == MemberRole.LEARNER),
-        )
-        .where(
-            Submission.problem == link.problem,
-            Submission.mode == Mode.SUBMIT,
-            Submission.status == SubmissionStatus.DONE,
-        )
-        .distinct()
-    ).all()
-    for user_id in learners:
-        _arm(session, link_id=link.id, user_id=user_id)
-    return len(learners)

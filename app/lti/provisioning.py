@@ -30,9 +30,11 @@ from app.models import (
     LtiContext,
     LtiPlatform,
     LtiResourceLink,
+    Submission,
     User,
 )
-from app.vocabulary import MemberRole, Role
+from app.reports.course_submissions import within
+from app.vocabulary import MemberRole, Role, SubmissionStatus
 
 NO_PASSWORD = "!lti"  # not an Argon2 hash: no password ever verifies against it
 
@@ -268,5 +270,9 @@ def resource_link(
         courses.assign(session=session, course=course, problem=slug, due_at=due)
     session.flush()
     if new_column:  # learners who solved it before the link existed get their scores sent
-        lti_scores.link_made(session, link=link, course_id=course.id)
+        graded = within(course, Submission.user_id).where(
+            Submission.problem == slug, Submission.status == SubmissionStatus.DONE
+        )
+        for user_id in set(session.scalars(graded)):
+            lti_scores.arm(session, link_id=link.id, user_id=user_id)
     return link
