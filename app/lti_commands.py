@@ -105,30 +105,16 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
 
 def cmd_resend(args: argparse.Namespace) -> int:
     from app.core.db import migrate, session_scope
-    from app.lti import outbox
+    from app.lti import outbox, status
 
     migrate()
     with session_scope() as session:
         armed = outbox.resend(session, course_id=args.course, failed_only=not args.all)
     sent = outbox.deliver_due()
-    counts = outbox_counts()
+    with session_scope() as session:
+        counts = status.counts(session)
     print(f"{armed} re-armed, {sent} sent now; outbox: {counts}")
     return EXIT_OK if counts.get("failed", 0) == 0 else EXIT_FAILED
-
-
-def outbox_counts() -> dict[str, int]:
-    from sqlalchemy import func, select
-
-    from app.core.db import session_scope
-    from app.models import LtiScore
-
-    with session_scope() as session:
-        return {
-            status: int(count)
-            for status, count in session.execute(
-                select(LtiScore.status, func.count()).group_by(LtiScore.status)
-            )
-        }
 
 
 def register(commands: Any) -> None:

@@ -25,14 +25,25 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+
 # Scripts only from the app's own files: no inline script, no eval. Styles may also
 # be set inline, because the editor (CodeMirror) sizes its elements with style
 # attributes; a style cannot run code.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
+def content_security_policy(*, frame_ancestors: str = "'none'", form_action: str = "'self'") -> str:
+    """The policy, with who may frame the page and where its forms may post."""
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+        f"form-action {form_action}; frame-ancestors {frame_ancestors}"
+    )
+
+
+def frame_ancestors(frame_origins: list[str]) -> str:
+    """``frame-ancestors``: none, or this site and the LMSs allowed to frame it."""
+    return " ".join(["'self'", *frame_origins]) if frame_origins else "'none'"
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-frame-options", b"DENY"),
@@ -48,10 +59,7 @@ def security_headers(frame_origins: list[str]) -> list[tuple[bytes, bytes]]:
     (LTI launches inside a course); none: no framing at all."""
     if not frame_origins:
         return SECURITY_HEADERS
-    ancestors = " ".join(["'self'", *frame_origins])
-    policy = CONTENT_SECURITY_POLICY.replace(
-        "frame-ancestors 'none'", f"frame-ancestors {ancestors}"
-    )
+    policy = content_security_policy(frame_ancestors=frame_ancestors(frame_origins))
     return [
         (b"content-security-policy", policy.encode()),
         *(

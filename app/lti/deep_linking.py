@@ -13,8 +13,6 @@ import secrets
 import time
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from app.lti import keys
 from app.lti.claims import DEEP_LINKING, LTI, DeepLinkingSettings
 from app.lti.provisioning import CUSTOM_DUE, CUSTOM_POINTS, CUSTOM_PROBLEM
@@ -39,7 +37,6 @@ def content_item(*, slug: str, title: str, launch_url: str, score_maximum: float
 
 
 def response_jwt(
-    session: Session,
     *,
     platform: LtiPlatform,
     deployment_id: str,
@@ -60,4 +57,4 @@ def response_jwt(
     }
     if settings.data is not None:
         claims[DEEP_LINKING + "data"] = settings.data
-    return keys.sign(session, claims)
+    return keys.sign(claims)

@@ -100,15 +100,9 @@ def _published(session: Session) -> dict[str, list[dict[str, Any]]]:
     return {"keys": published}
 
 
-def sign_now(claims: dict[str, Any]) -> str:
-    """``sign`` with the key read in a short transaction of its own: for callers about
-    to wait on an LMS, which must not hold a transaction meanwhile."""
+def sign(claims: dict[str, Any]) -> str:
+    """``claims`` as a JWT signed with the current key (its kid in the header), read in
+    a short transaction of its own: callers about to wait on an LMS hold none."""
     with session_scope() as session:
         key = signing_key(session)
-    return jwt.encode(claims, key.private_pem, algorithm=ALGORITHM, headers={"kid": key.kid})
-
-
-def sign(session: Session, claims: dict[str, Any]) -> str:
-    """``claims`` as a JWT signed with the current key (its kid in the header)."""
-    key = signing_key(session)
     return jwt.encode(claims, key.private_pem, algorithm=ALGORITHM, headers={"kid": key.kid})

@@ -27,6 +27,7 @@ from app.data.lti_scores import FAILED, PENDING, SENT
 from app.lti import claims, services
 from app.lti.http import PlatformCallError
 from app.lti.provisioning import same_authority
+from app.lti.status import links_of
 from app.models import (
     Course,
     LtiAccount,
@@ -324,12 +325,7 @@ def resend(session: Session, *, course_id: int | None = None, failed_only: bool 
     if failed_only:
         statement = statement.where(LtiScore.status == FAILED)
     if course_id is not None:
-        links = (
-            select(LtiResourceLink.id)
-            .join(LtiContext, LtiContext.id == LtiResourceLink.context_id)
-            .where(LtiContext.course_id == course_id)
-        )
-        statement = statement.where(LtiScore.link_id.in_(links))
+        statement = statement.where(LtiScore.link_id.in_(links_of(course_id)))
     return int(getattr(session.execute(statement), "rowcount", 0) or 0)
 
 

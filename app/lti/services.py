@@ -36,7 +36,7 @@ def access_token(platform: LtiPlatform, scopes: tuple[str, ...]) -> str:
     if cached is not None and cached[1] > time.monotonic():
         return cached[0]
     now = int(time.time())
-    assertion = keys.sign_now(
+    assertion = keys.sign(
         {
             "iss": platform.client_id,
             "sub": platform.client_id,

@@ -4,11 +4,10 @@ sent), for one course or the whole platform."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
 from app.models import Course, LtiContext, LtiPlatform, LtiResourceLink, LtiScore, User
@@ -38,17 +37,42 @@ class Outbox:
 _ORDER = {"failed": 0, "pending": 1, "sent": 2}
 
 
+def counts(session: Session, *, course_id: int | None = None) -> dict[str, int]:
+    """How many rows are failed, pending and sent (for one course, or all)."""
+    query = select(LtiScore.status, func.count()).group_by(LtiScore.status)
+    if course_id is not None:
+        query = query.where(LtiScore.link_id.in_(links_of(course_id)))
+    found = {status: int(count) for status, count in session.execute(query)}
+    return {status: found.get(status, 0) for status in _ORDER}
+
+
+def links_of(course_id: int) -> Select[int]:
+    """The ids of a course's LMS links (a subquery)."""
+    return (
+        select(LtiResourceLink.id)
+        .join(LtiContext, LtiContext.id == LtiResourceLink.context_id)
+        .where(LtiContext.course_id == course_id)
+    )
+
+
 def outbox(session: Session, *, course_id: int | None = None, limit: int = 200) -> Outbox:
+    """The counts, and the first ``limit`` rows: failed, then pending, then sent, the
+    latest first within each (ordered and cut by the database)."""
     query = (
         select(LtiScore, LtiResourceLink, Course, User)
         .join(LtiResourceLink, LtiResourceLink.id == LtiScore.link_id)
         .join(LtiContext, LtiContext.id == LtiResourceLink.context_id)
         .join(Course, Course.id == LtiContext.course_id)
         .join(User, User.id == LtiScore.user_id)
+        .order_by(
+            case(_ORDER, value=LtiScore.status, else_=len(_ORDER)),
+            func.coalesce(LtiScore.sent_at, LtiScore.next_attempt_at).desc(),
+        )
+        .limit(limit)
     )
     if course_id is not None:
         query = query.where(Course.id == course_id)
-    found = [
+    rows = [
         OutboxRow(
             course=course.name,
             course_id=course.id,
@@ -64,11 +88,7 @@ def outbox(session: Session, *, course_id: int | None = None, limit: int = 200) 
         )
         for row, link, course, user in session.execute(query)
     ]
-    counts = Counter(row.status for row in found)
-    found.sort(
-        key=lambda r: (_ORDER.get(r.status, 3), -(r.sent_at or r.next_attempt_at).timestamp())
-    )
-    return Outbox(counts={s: counts.get(s, 0) for s in _ORDER}, rows=found[:limit])
+    return Outbox(counts=counts(session, course_id=course_id), rows=rows)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from app.api.deps import SessionDep
 from app.core import throttle
@@ -41,12 +42,17 @@ def sign_in_url(path_and_query: str) -> str:
     return f"/login?next={quote(path_and_query, safe='/')}"
 
 
-def _sign_in(request: Request, session: SessionDep, user: User, target: str) -> RedirectResponse:
+def start_session(request: Request, session: Session, user: User) -> None:
+    """Sign ``user`` in on this browser: a password, a sign-up or an LMS launch."""
     web_sessions.end(session=session, sid=request.session.get("sid"))
     request.session.clear()  # a new session (and CSRF token) on sign-in: no fixation
     request.session["sid"] = web_sessions.start(
         session=session, user=user, user_agent=request.headers.get("user-agent", "")
     )
+
+
+def _sign_in(request: Request, session: SessionDep, user: User, target: str) -> RedirectResponse:
+    start_session(request, session, user)
     return RedirectResponse(safe_next(target), status_code=status.HTTP_303_SEE_OTHER)
 
 

@@ -37,15 +37,15 @@ from app.core.config import settings
 from app.core.db import session_scope
 from app.core.http_guards import partition
 from app.core.throttle import client_address
-from app.data import web_sessions
 from app.errors import DomainError
 from app.lti import keys, launch, provisioning, registration, roster
 from app.lti.claims import DEEP_LINKING_REQUEST, Launch
 from app.lti.http import PlatformCallError
 from app.lti.launch import BrowserNotBoundError, LaunchError
-from app.models import Course, User
+from app.models import Course
 from app.vocabulary import MemberRole
 from app.web import lti_pickers
+from app.web.auth import start_session
 from app.web.lti_answers import base_url, frameable, is_secure, refused
 from app.web.render import page
 
@@ -84,14 +84,6 @@ async def login(request: Request, session: SessionDep) -> Response:
     response = RedirectResponse(started.redirect_url, status_code=status.HTTP_302_FOUND)
     _state_cookie(request, response, started.state, started.browser_secret)
     return response
-
-
-def _sign_in(request: Request, session: Session, user: User) -> None:
-    web_sessions.end(session=session, sid=request.session.get("sid"))
-    request.session.clear()
-    request.session["sid"] = web_sessions.start(
-        session=session, user=user, user_agent=request.headers.get("user-agent", "")
-    )
 
 
 def _sync_roster_quietly(course_id: int) -> None:
@@ -146,7 +138,7 @@ def launch_page(
     except IntegrityError:  # a second launch made the same account or course at once
         session.rollback()
         return _forget_state(request, refused(request, _AT_ONCE, 409), state)
-    _sign_in(request, session, user)
+    start_session(request, session, user)
     if validated.role is MemberRole.INSTRUCTOR:
         background.add_task(_sync_roster_quietly, course.id)
     return _forget_state(request, _landing(request, session, validated, course), state)

@@ -9,14 +9,12 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from app.core.config import settings
+from app.core.http_guards import content_security_policy
 from app.web.render import page
 
 # Pages a launch answers with may be shown in the LMS's frame; they hold no action
 # but links and forms back to jaxjudge.
-FRAMEABLE_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'"
-    " data:; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors *"
-)
+FRAMEABLE_POLICY = content_security_policy(frame_ancestors="*")
 
 
 def base_url(request: Request) -> str:

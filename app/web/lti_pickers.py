@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.api.deps import SessionDep
 from app.core.config import settings
-from app.core.http_guards import security_headers
+from app.core.http_guards import content_security_policy, frame_ancestors
 from app.data import catalog, courses
 from app.lti import deep_linking, provisioning
 from app.lti.claims import DeepLinkingSettings, Launch
@@ -107,7 +107,6 @@ def deep_link_response(
         for slug in picked
     ]
     token = deep_linking.response_jwt(
-        session,
         platform=platform,
         deployment_id=str(pending["deployment_id"]),
         settings=DeepLinkingSettings(
@@ -124,9 +123,8 @@ def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> 
     """A page whose script posts ``fields`` to ``url`` (another site: the CSP allows it)."""
     response = page(request, "lti_post.html", user, url=url, fields=fields)
     origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
-    policy = dict(security_headers(settings.frame_origins))[b"content-security-policy"].decode()
-    response.headers["content-security-policy"] = policy.replace(
-        "form-action 'self'", f"form-action 'self' {origin}"
+    response.headers["content-security-policy"] = content_security_policy(
+        frame_ancestors=frame_ancestors(settings.frame_origins), form_action=f"'self' {origin}"
     )
     return response
 
