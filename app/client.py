@@ -40,12 +40,22 @@ class ApiClient:
         self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
 
     def request(
-        self, method: str, path: str, body: dict[str, Any] | None = None, *, text: bool = False
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        text: bool = False,
+        csv_body: str | None = None,
     ) -> Any:
-        """The answer's JSON (``text``: its body as text, for CSV exports)."""
+        """The answer's JSON (``text``: its body as text, for CSV exports); ``csv_body``
+        is sent as text/csv instead of a JSON body (CSV uploads)."""
         url = f"{self.server}{path}"
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        kind = "application/json"
+        if csv_body is not None:
+            data, kind = csv_body.encode("utf-8"), "text/csv"
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": kind}
         if method == "POST":
             headers["Idempotency-Key"] = uuid.uuid4().hex  # the same for every retry
         for attempt in range(1, RETRIES + 1):

@@ -4,8 +4,11 @@ named by direction like app/schemas.py."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from app.vocabulary import LatePolicy, MemberRole
 
 
 class CourseCreate(BaseModel):
@@ -20,7 +23,14 @@ class AssignmentPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     problem: str
+    opens_at: datetime = Field(description="UTC; submits from then on count.")
     due_at: datetime | None = Field(None, description="UTC; submits after it are late.")
+    late_policy: str = Field(description="none, cutoff or penalty.")
+    late_cutoff_at: datetime | None = Field(None, description="UTC; nothing counts after it.")
+    penalty_percent: float = Field(description="Lost per started unit late (penalty policy).")
+    penalty_unit: str = Field(description="day or hour.")
+    penalty_floor_percent: float = Field(description="The least a late submit keeps.")
+    max_points: float
 
 
 class CoursePublic(BaseModel):
@@ -38,16 +48,140 @@ class CoursesPublic(BaseModel):
 
 
 class AssignmentCreate(BaseModel):
+    """Assign a problem, or change its settings (every field is set again)."""
+
     problem: str = Field(description="A published problem's slug.")
     due_at: datetime | None = Field(
         None, description="ISO 8601; without an offset it is UTC. Assigning again moves it."
     )
+    opens_at: datetime | None = Field(
+        None, description="Default: when first assigned; submits before it do not count."
+    )
+    late_policy: LatePolicy = LatePolicy.NONE
+    late_cutoff_at: datetime | None = None
+    penalty_percent: float = Field(0.0, ge=0, le=100)
+    penalty_unit: Literal["day", "hour"] = "day"
+    penalty_floor_percent: float = Field(0.0, ge=0, le=100)
+    max_points: float = Field(10.0, gt=0, le=10_000)
+    confirm_past_due: bool = Field(
+        False, description="A due date in the past is refused (409) unless this is true."
+    )
+
+
+class ExtensionCreate(BaseModel):
+    problem: str
+    due_at: datetime = Field(description="The new due date; ISO 8601, UTC without an offset.")
+    user: str = Field("", description="A learner's user name; or give a group.")
+    group: str = Field("", description="A group of the course's learners.")
+
+
+class ExtensionsCreate(BaseModel):
+    """Granted all together or not at all: a 400 names every bad item."""
+
+    data: list[ExtensionCreate] = Field(max_length=5_000)
+
+
+class ExtensionPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    problem: str
+    user_id: int | None
+    group_name: str
+    due_at: datetime
+
+
+class ExtensionsPublic(BaseModel):
+    data: list[ExtensionPublic]
+    count: int
+
+
+class MemberCreate(BaseModel):
+    user: str = Field(description="The account's user name.")
+    role: MemberRole = MemberRole.LEARNER
+
+
+class MemberUpdate(BaseModel):
+    group: str = Field("", max_length=60, description="A group (section); empty for none.")
+
+
+class OverrideCreate(BaseModel):
+    points: float | None = Field(
+        description="The learner's points on the assignment; null gives back the computed score."
+    )
+    reason: str = Field(min_length=1, max_length=2_000)
+
+
+class OverridePublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    problem: str
+    user_id: int
+    score: float | None = Field(description="0-1 of the points; null: override cleared.")
+    old_score: float | None
+    reason: str
+    created_by_name: str
+    created_at: datetime
+
+
+class OverridesPublic(BaseModel):
+    data: list[OverridePublic]
+    count: int
+
+
+class CommentCreate(BaseModel):
+    body: str = Field(min_length=1, max_length=5_000)
+
+
+class CommentPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    submission_id: int
+    author_name: str
+    body: str
+    created_at: datetime
+
+
+class CommentsPublic(BaseModel):
+    data: list[CommentPublic]
+    count: int
+
+
+class SimilarityCreate(BaseModel):
+    scope: Literal["accepted", "final"] = Field(
+        "accepted", description="accepted: each learner's accepted submits; final: their last."
+    )
+
+
+class SimilarityPairPublic(BaseModel):
+    left_submission: int
+    right_submission: int
+    left_learner: str
+    right_learner: str
+    similarity: float = Field(description="Shared fingerprints over the smaller side's, 0-1.")
+    jaccard: float
+    left_lines: list[tuple[int, int]]
+    right_lines: list[tuple[int, int]]
+
+
+class SimilarityPublic(BaseModel):
+    id: int
+    problem: str
+    scope: str
+    status: str = Field(description="running, ready or failed.")
+    submissions: int
+    seconds: float | None
+    pairs: list[SimilarityPairPublic]
 
 
 class MemberPublic(BaseModel):
     id: int
     name: str
-    role: str = Field(description="instructor or learner")
+    role: str = Field(description="instructor, ta or learner")
+    group: str = ""
+    student_id: str = ""
 
 
 class MembersPublic(BaseModel):
@@ -57,18 +191,26 @@ class MembersPublic(BaseModel):
 
 class CellPublic(BaseModel):
     problem: str
+    status: str = Field(description="solved, late, attempted or not started.")
     best_verdict: str | None
-    best_score: float
-    attempts: int
+    best_score: float = Field(description="Raw: the best counted score (0-1), before penalties.")
+    final_score: float = Field(description="0-1 after the late policy and any override.")
+    points: float = Field(description="final_score times the assignment's points.")
+    attempts: int = Field(description="Submits that count (inside the window).")
+    not_counted: int = Field(description="Submits outside the window.")
     first_accepted_at: datetime | None
     last_submitted_at: datetime | None
     late: bool
+    due_at: datetime | None = Field(description="The learner's due date, extension included.")
+    extended: bool
+    override_reason: str | None
 
 
 class LearnerGrades(BaseModel):
     learner_id: int
     learner: str
     solved: int
+    total_points: float
     cells: list[CellPublic]
 
 
@@ -78,6 +220,7 @@ class GradeMatrix(BaseModel):
 
     course_id: int
     problems: list[AssignmentPublic]
+    total_possible: float
     learners: list[LearnerGrades]
 
 
@@ -89,13 +232,18 @@ class TimelineEntryPublic(BaseModel):
     verdict: str | None
     score: float | None
     late: bool
+    counts: bool = Field(description="Inside the learner's window (see why_not otherwise).")
+    why_not: str
+    kept_percent: float = Field(description="What the late policy keeps of its score.")
     problem_version: int | None
+    comments: list[CommentPublic]
 
 
 class Timeline(BaseModel):
     learner_id: int
     learner: str
     data: list[TimelineEntryPublic]
+    overrides: list[OverridePublic]
 
 
 class RegradeCreate(BaseModel):

@@ -17,6 +17,8 @@ from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.api.routes import course_grading as course_grading_api
+from app.api.routes import course_people as course_people_api
 from app.api.routes import courses as course_api
 from app.api.routes import problems, submissions, tokens
 from app.core.admission import Admission
@@ -34,7 +36,7 @@ from app.lti import outbox as lti_outbox
 from app.web import account as account_pages
 from app.web import auth as auth_pages
 from app.web import authoring as authoring_pages
-from app.web import course_insights
+from app.web import course_grading, course_insights, course_people, course_similarity
 from app.web import courses as course_pages
 from app.web import lti as lti_pages
 from app.web import lti_admin as lti_admin_pages
@@ -106,11 +108,16 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(submissions.router)
     app.include_router(tokens.router)
     app.include_router(course_api.router)
+    app.include_router(course_people_api.router)
+    app.include_router(course_grading_api.router)
     app.include_router(auth_pages.router)
     app.include_router(problem_pages.router)
     app.include_router(account_pages.router)
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
+    app.include_router(course_people.router)
+    app.include_router(course_grading.router)
+    app.include_router(course_similarity.router)
     app.include_router(authoring_pages.router)
     app.include_router(operations_pages.router)
     app.include_router(lti_pages.router)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus
+from app.vocabulary import CheckStatus, LatePolicy, RegradeStatus, Role, SubmissionStatus
 
 
 def utcnow() -> datetime:
@@ -36,6 +36,10 @@ class User(Base):
     # Per-account sign-in delay (app/data/accounts.py): exponential, never permanent.
     failed_sign_ins: Mapped[int] = mapped_column(default=0)
     sign_in_blocked_until: Mapped[datetime | None] = mapped_column(default=None)
+    # For grade exports: set by the learner (account page) or by an LMS launch.
+    display_name: Mapped[str] = mapped_column(String(120), default="")
+    email: Mapped[str] = mapped_column(String(254), default="")
+    student_id: Mapped[str] = mapped_column(String(64), default="")
 
 
 class ApiToken(Base):
@@ -161,8 +165,10 @@ class CourseMember(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    role: Mapped[str] = mapped_column(String(16))  # instructor | learner
+    role: Mapped[str] = mapped_column(String(16))  # MemberRole: instructor | ta | learner
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+    group_name: Mapped[str] = mapped_column(String(60), default="")  # a section, for extensions
+    student_id: Mapped[str] = mapped_column(String(64), default="")  # the instructor's mapping
 
 
 class Assignment(Base):
@@ -172,9 +178,96 @@ class Assignment(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
     problem: Mapped[str] = mapped_column(String(100))
-    due_at: Mapped[datetime | None] = mapped_column(
-        default=None
-    )  # UTC; late work is marked, not refused
+    # The window (app/reports/deadlines.py): submits from opens_at count, late after
+    # due_at under the late policy; all times naive UTC.
+    assigned_at: Mapped[datetime] = mapped_column(default=utcnow)
+    opens_at: Mapped[datetime] = mapped_column(default=utcnow)
+    due_at: Mapped[datetime | None] = mapped_column(default=None)
+    late_policy: Mapped[str] = mapped_column(String(16), default=LatePolicy.NONE)
+    late_cutoff_at: Mapped[datetime | None] = mapped_column(default=None)
+    penalty_percent: Mapped[float] = mapped_column(default=0.0)  # per started unit late
+    penalty_unit: Mapped[str] = mapped_column(String(8), default="day")  # day | hour
+    penalty_floor_percent: Mapped[float] = mapped_column(default=0.0)  # the least kept
+    max_points: Mapped[float] = mapped_column(default=10.0)
+    removed_at: Mapped[datetime | None] = mapped_column(default=None)  # unassigned, kept
+
+
+class Extension(Base):
+    """A later due date for one learner, or for a group of the course's learners
+    (``user_id`` None, ``group_name`` set). A learner gets the later of their own and
+    their group's."""
+
+    __tablename__ = "extensions"
+    __table_args__ = (Index("ix_extensions_course_problem", "course_id", "problem"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), default=None
+    )
+    group_name: Mapped[str] = mapped_column(String(60), default="")
+    due_at: Mapped[datetime]
+    created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ScoreOverride(Base):
+    """Staff set a learner's score on an assignment, with a reason. Rows are never
+    changed or deleted: the newest is in force (``score`` None: back to the computed
+    score), and all of them are the audit trail."""
+
+    __tablename__ = "score_overrides"
+    __table_args__ = (Index("ix_score_overrides_course", "course_id", "problem", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    score: Mapped[float | None]  # 0-1 of the assignment's points
+    old_score: Mapped[float | None]  # the final score it replaced
+    reason: Mapped[str] = mapped_column(Text)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_by_name: Mapped[str] = mapped_column(String(64))  # kept if the account goes
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SubmissionComment(Base):
+    """A course's staff comment on a learner's submission; the learner reads it."""
+
+    __tablename__ = "submission_comments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    author_name: Mapped[str] = mapped_column(String(64))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SimilarityReport(Base):
+    """The most similar pairs among an assignment's submissions, computed in the
+    background (app/reports/similarity_runs.py)."""
+
+    __tablename__ = "similarity_reports"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    problem: Mapped[str] = mapped_column(String(100))
+    scope: Mapped[str] = mapped_column(String(16))  # accepted | final
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running | ready | failed
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    submissions: Mapped[int] = mapped_column(default=0)
+    seconds: Mapped[float | None] = mapped_column(default=None)
+    pairs_json: Mapped[str | None] = mapped_column(Text, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class ProblemVersion(Base):

@@ -28,8 +28,20 @@ class Role(StrEnum):
 class MemberRole(StrEnum):
     """What a member may do in one course."""
 
-    INSTRUCTOR = "instructor"
+    INSTRUCTOR = "instructor"  # every instructor of a course is its co-instructor
+    TEACHING_ASSISTANT = "ta"  # sees and grades; changes neither staff nor the course
     LEARNER = "learner"
+
+
+STAFF_ROLES = (MemberRole.INSTRUCTOR, MemberRole.TEACHING_ASSISTANT)
+
+
+class LatePolicy(StrEnum):
+    """What a submit after its due date earns (app/reports/deadlines.py)."""
+
+    NONE = "none"  # counts in full, marked late
+    CUTOFF = "cutoff"  # counts in full until the cut-off, not at all after
+    PENALTY = "penalty"  # loses penalty_percent per started day or hour, down to the floor
 
 
 class CheckStatus(StrEnum):

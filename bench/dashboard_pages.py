@@ -23,7 +23,8 @@ from fastapi.testclient import TestClient
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.core.security import hash_password
-from app.data import accounts, catalog, courses
+from app.data import accounts, assignments, catalog, courses
+from app.data.assignments import AssignmentSettings
 from app.main import create_app
 from app.models import CourseMember, Submission, User
 
@@ -38,8 +39,13 @@ def seed(learners: int, max_submits: int) -> tuple[int, int]:
         )
         course = courses.create_course(session=session, name="Big", instructor=teacher)
         for slug in slugs:
-            courses.assign(
-                session=session, course=course, problem=slug, due_at=datetime(2026, 11, 10)
+            assignments.assign(
+                session=session,
+                course=course,
+                problem=slug,
+                settings=AssignmentSettings(
+                    due_at=datetime(2026, 11, 10), opens_at=datetime(2026, 10, 1)
+                ),
             )
         password = hash_password("long bench password")
         users = [

@@ -12,6 +12,7 @@ nothing about whether an account exists.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -160,3 +161,22 @@ def all_users(*, session: Session) -> list[tuple[User, int]]:
     for (user_id,) in session.execute(select(ApiToken.user_id)):
         tokens[user_id] = tokens.get(user_id, 0) + 1
     return [(user, tokens[user.id]) for user in users]
+
+
+EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,190}$")
+
+
+def set_profile(
+    *, session: Session, user: User, display_name: str, email: str, student_id: str
+) -> None:
+    """What the user's courses export of them: a name for people, an email, and the
+    university's student id (an instructor's mapping in a course wins over it)."""
+    display_name, email, student_id = display_name.strip(), email.strip(), student_id.strip()
+    if len(display_name) > 120:
+        raise InvalidInputError("A display name is at most 120 characters.")
+    if email and not EMAIL.match(email):
+        raise InvalidInputError("That does not look like an email address.")
+    if len(student_id) > 64:
+        raise InvalidInputError("A student id is at most 64 characters.")
+    user.display_name, user.email, user.student_id = display_name, email, student_id
+    session.flush()

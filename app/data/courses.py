@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app.core import throttle
 from app.errors import ForbiddenError, InvalidInputError, NotFoundError, TooManyError
-from app.models import Assignment, Course, CourseMember, User
-from app.vocabulary import COURSE_CREATOR_ROLES, MemberRole
+from app.models import Course, CourseMember, CourseVerdict, PastVerdict, Regrade, User
+from app.vocabulary import COURSE_CREATOR_ROLES, STAFF_ROLES, MemberRole
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
@@ -87,9 +86,34 @@ def access(*, session: Session, course_id: int, user: User) -> CourseAccess:
 
 
 def as_instructor(found: CourseAccess) -> CourseAccess:
+    """Instructors only: assignments, extensions, members and staff, regrades, the LMS."""
     if found.role is not MemberRole.INSTRUCTOR:
-        raise ForbiddenError("Only the course's instructors can see this.")
+        raise ForbiddenError("Only the course's instructors can do this.")
     return found
+
+
+def as_staff(found: CourseAccess) -> CourseAccess:
+    """Instructors and teaching assistants: the dashboard, timelines, exports,
+    comments, overrides, similarity reports."""
+    if found.role not in STAFF_ROLES:
+        raise ForbiddenError("Only the course's staff can see this.")
+    return found
+
+
+def delete_course(*, session: Session, course: Course, confirm_name: str) -> None:
+    """Delete the course and everything that is only the course's (memberships,
+    assignments, extensions, overrides, comments, its regrades and LMS links); the
+    learners' submissions stay theirs. ``confirm_name`` must be the course's name."""
+    if confirm_name.strip() != course.name:
+        raise InvalidInputError("Type the course's name exactly to delete it.")
+    regrade_ids = select(Regrade.id).where(Regrade.course_id == course.id)
+    # Platform-wide history keeps its rows; it only forgets which regrade made them.
+    session.execute(
+        update(PastVerdict).where(PastVerdict.regrade_id.in_(regrade_ids)).values(regrade_id=None)
+    )
+    session.execute(delete(CourseVerdict).where(CourseVerdict.course_id == course.id))
+    session.execute(delete(Course).where(Course.id == course.id))
+    session.flush()
 
 
 def courses_of(*, session: Session, user: User) -> list[tuple[Course, str]]:
@@ -102,45 +126,17 @@ def courses_of(*, session: Session, user: User) -> list[tuple[Course, str]]:
     return [(course, role) for course, role in rows]
 
 
-def utc_naive(moment: datetime) -> datetime:
-    """Dates are stored naive in UTC: one with an offset is converted, not cut off."""
-    return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
-
-
-def assign(
-    *, session: Session, course: Course, problem: str, due_at: datetime | None
-) -> Assignment:
-    """Assign ``problem`` (or move its due date; ``due_at`` in any offset, kept in UTC)."""
-    due_at = utc_naive(due_at) if due_at is not None else None
-    existing = session.scalar(
-        select(Assignment).where(Assignment.course_id == course.id, Assignment.problem == problem)
-    )
-    if existing is not None:
-        existing.due_at = due_at
-        return existing
-    assignment = Assignment(course_id=course.id, problem=problem, due_at=due_at)
-    session.add(assignment)
-    session.flush()
-    return assignment
-
-
-def assignments_of(*, session: Session, course: Course) -> list[Assignment]:
-    return list(
-        session.scalars(
-            select(Assignment).where(Assignment.course_id == course.id).order_by(Assignment.id)
-        )
-    )
-
-
 def members_of(*, session: Session, course: Course) -> list[tuple[User, str]]:
-    """Everyone in the course with their role, instructors first, then by name."""
+    """Everyone in the course with their role: instructors, assistants, learners, each
+    by name."""
     rows = session.execute(
         select(User, CourseMember.role)
         .join(CourseMember, CourseMember.user_id == User.id)
         .where(CourseMember.course_id == course.id)
-        .order_by(CourseMember.role, User.name)
+        .order_by(User.name)
     )
-    return [(user, role) for user, role in rows]
+    order = {role: rank for rank, role in enumerate(MemberRole)}
+    return sorted(((u, r) for u, r in rows), key=lambda row: order[MemberRole(row[1])])
 
 
 def course_learner(*, session: Session, course: Course, learner_id: int) -> User:
@@ -150,11 +146,6 @@ def course_learner(*, session: Session, course: Course, learner_id: int) -> User
     if learner is None or role != MemberRole.LEARNER:
         raise NotFoundError("No such learner in this course.")
     return learner
-
-
-def require_assigned(*, session: Session, course: Course, slug: str) -> None:
-    if slug not in {a.problem for a in assignments_of(session=session, course=course)}:
-        raise NotFoundError(f"{slug!r} is not assigned in this course.")
 
 
 def learners_of(*, session: Session, course: Course) -> list[User]:

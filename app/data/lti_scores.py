@@ -52,3 +52,19 @@ def score_changed(session: Session, *, user_id: int, problem: str) -> int:
     for link_id in links:
         arm(session, link_id=link_id, user_id=user_id)
     return len(links)
+
+
+def course_links(session: Session, *, course_id: int, problem: str) -> list[int]:
+    """The course's LMS links to ``problem``."""
+    return list(
+        session.scalars(
+            select(LtiResourceLink.id)
+            .join(LtiContext, LtiContext.id == LtiResourceLink.context_id)
+            .where(LtiContext.course_id == course_id, LtiResourceLink.problem == problem)
+        )
+    )
+
+
+def learners_with_rows(session: Session, *, link_ids: list[int]) -> set[int]:
+    """Learners a score was ever armed or sent for on these links."""
+    return set(session.scalars(select(LtiScore.user_id).where(LtiScore.link_id.in_(link_ids))))

@@ -2,8 +2,9 @@
 
 A due row is claimed by pushing its next attempt ``CLAIM_SECONDS`` ahead (so two
 servers do not send it at once), then sent with the learner's score *of this
-moment*: the best score of their submits within the course, the one the course's
-grade book shows, out of the link's maximum. A row whose score changed while it
+moment*: their final score as the course's grade book shows it (late policy,
+extensions and overrides applied: app/reports/gradebook.py), out of the link's
+maximum. A row whose score changed while it
 was being sent stays pending and goes again; a failure waits ``backoff(attempts)``
 and is retried across restarts; after ``MAX_ATTEMPTS``, or at once when the
 platform refuses for good (a 4xx other than 401, 408, 429), it is ``failed`` with
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, literal, select, update
+from sqlalchemy import ColumnElement, literal, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
@@ -35,11 +36,9 @@ from app.models import (
     LtiPlatform,
     LtiResourceLink,
     LtiScore,
-    Submission,
     utcnow,
 )
-from app.reports.course_submissions import SCORE, within
-from app.vocabulary import SubmissionStatus
+from app.reports import gradebook
 
 log = logging.getLogger("jaxjudge.lti")
 
@@ -81,22 +80,6 @@ def _claim(row_id: int) -> datetime | None:
         if getattr(claimed, "rowcount", 0) != 1:
             return None
         return session.scalar(select(LtiScore.changed_at).where(LtiScore.id == row_id))
-
-
-def best_score(session: Session, *, course: Course, user_id: int, problem: str) -> float | None:
-    """The learner's best score (0 to 1) on ``problem`` as the course sees it; None
-    before any graded submit."""
-    scores = (
-        within(course, SCORE)
-        .where(
-            Submission.user_id == user_id,
-            Submission.problem == problem,
-            Submission.status == SubmissionStatus.DONE,
-        )
-        .subquery()
-    )
-    best = session.scalar(select(func.max(scores.c.score)))
-    return None if best is None else float(best)
 
 
 @dataclass(frozen=True)
@@ -147,7 +130,9 @@ def _plan(session: Session, row: LtiScore, changed_at: datetime) -> _Plan:
         score_maximum=link.score_maximum,
         platform=platform,
         sub=account.sub,
-        best=best_score(session, course=course, user_id=row.user_id, problem=link.problem),
+        best=gradebook.final_score(
+            session, course=course, user_id=row.user_id, problem=link.problem
+        ),
     )
     session.expunge(platform)
     return plan

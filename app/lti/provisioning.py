@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import names
-from app.data import catalog, courses, lti_scores
+from app.data import assignments, catalog, courses, lti_scores
 from app.lti.claims import Launch, Services
 from app.lti.launch import LaunchError
 from app.models import (
@@ -102,6 +102,8 @@ def linked_user(
         if user is None or user.disabled_at is not None:
             raise LaunchError("This jaxjudge account is disabled; ask an administrator.")
         linked.email, linked.full_name = email or linked.email, full_name or linked.full_name
+        user.email = user.email or email[:254]
+        user.display_name = user.display_name or full_name[:120]
         return user
     name = _unused_name(session, _name_from(email=email, full_name=full_name, sub=sub))
     user = User(
@@ -109,6 +111,8 @@ def linked_user(
         canonical_name=names.canonical(name),
         password_hash=NO_PASSWORD,
         role=Role.LEARNER,
+        email=email[:254],
+        display_name=full_name[:120],
     )
     session.add(user)
     session.flush()
@@ -215,7 +219,7 @@ def _due(value: str | None) -> datetime | None:
     if not value or value.startswith("$"):  # an LMS substitution it did not fill
         return None
     try:
-        return courses.utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        return assignments.utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except (ValueError, OverflowError):  # not a date, or one that leaves the calendar in UTC
         return None
 
@@ -266,8 +270,10 @@ def resource_link(
         select(Assignment).where(Assignment.course_id == course.id, Assignment.problem == slug)
     )
     due = _due(due_at)
-    if existing is None or (due is not None and existing.due_at != due):
-        courses.assign(session=session, course=course, problem=slug, due_at=due)
+    if existing is None or existing.removed_at is not None:
+        assignments.assign(session=session, course=course, problem=slug, due_at=due)
+    elif due is not None and existing.due_at != due:
+        assignments.move_due(assignment=existing, due_at=due)  # its late policy is kept
     session.flush()
     if new_column:  # learners who solved it before the link existed get their scores sent
         graded = within(course, Submission.user_id).where(

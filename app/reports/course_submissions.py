@@ -2,9 +2,11 @@
 with the verdict the course sees.
 
 Within the course: a submit (not a run of the samples) by a learner of the
-course, made after they joined it, on a problem the course assigns. Work done
-before joining or elsewhere stays out of its dashboard, CSVs, timelines,
-analytics and regrades.
+course on a problem it assigns now, made once the assignment opened: the roster
+says who, the window says when, so work done before joining counts as long as it
+was done in the window. Whether a submit after the due date counts, and for how
+much, is the late policy's (app/reports/deadlines.py, applied by the grade book);
+the rows here are every submit from the opening on.
 
 The verdict the course sees: the course's own (``course_verdicts``, written
 when a regrade is applied in this course), else the submission's. A learner
@@ -57,5 +59,9 @@ def within(course: Course, *columns: Any) -> Select[Any]:
             and_(Assignment.course_id == course.id, Assignment.problem == Submission.problem),
         )
         .outerjoin(_own, and_(_own.submission_id == Submission.id, _own.course_id == course.id))
-        .where(Submission.mode == Mode.SUBMIT, Submission.created_at >= _member.joined_at)
+        .where(
+            Submission.mode == Mode.SUBMIT,
+            Assignment.removed_at.is_(None),
+            Submission.created_at >= Assignment.opens_at,
+        )
     )

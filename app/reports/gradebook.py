@@ -1,5 +1,11 @@
-"""The instructor's grade book: each learner's best result on each assigned problem
-(verdict, score, attempts, first acceptance, lateness), with the columns' solve rates."""
+"""The course's grade book: each learner's result on each assigned problem, as the
+course counts it (app/reports/deadlines.py: the window, the learner's due date
+with any extension, the late policy), and an override in force on top.
+
+For each (learner, problem): the *raw* score is the best score of the submits that
+count; the *final* score is the best of each counted submit's score times what its
+lateness keeps (so an on-time partial answer can beat a penalised full one), unless
+staff overrode it. Both are 0 to 1 of the assignment's points."""
 
 from __future__ import annotations
 
@@ -9,9 +15,10 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.data import courses
-from app.models import Assignment, Course, Submission, User
+from app.data import assignments, courses, lti_scores, overrides
+from app.models import Assignment, Course, ScoreOverride, Submission, User
 from app.reports.course_submissions import SCORE, VERDICT, within
+from app.reports.windows import CourseWindows
 from app.vocabulary import SubmissionStatus
 from grader.verdicts import Verdict
 
@@ -21,11 +28,24 @@ class Cell:
     """One learner on one assigned problem."""
 
     best_verdict: str | None = None
-    best_score: float = 0.0
-    attempts: int = 0
+    best_score: float = 0.0  # raw: the best counted score, before any penalty
+    final_score: float = 0.0  # after the late policy and any override
+    computed_score: float = 0.0  # final before an override
+    attempts: int = 0  # submits that count
+    not_counted: int = 0  # made outside the window (before it opened, after the cut-off)
     first_accepted_at: datetime | None = None
     last_submitted_at: datetime | None = None
     late: bool = False
+    due_at: datetime | None = None  # the learner's, extension included
+    extended: bool = False
+    override: ScoreOverride | None = None
+
+    @property
+    def status(self) -> str:
+        """solved | late (solved, only late) | attempted | not started."""
+        if self.first_accepted_at is not None:
+            return "late" if self.late else "solved"
+        return "attempted" if self.attempts else "not started"
 
 
 @dataclass
@@ -33,9 +53,19 @@ class Matrix:
     problems: list[Assignment]
     learners: list[User]
     cells: dict[tuple[int, str], Cell] = field(default_factory=dict)
+    _attempts_to_solve: dict[tuple[int, str], int] = field(default_factory=dict)
 
     def cell(self, learner: User, problem: str) -> Cell:
         return self.cells.get((learner.id, problem), Cell())
+
+    def points(self, learner: User, assignment: Assignment) -> float:
+        return self.cell(learner, assignment.problem).final_score * assignment.max_points
+
+    def total(self, learner: User) -> float:
+        return sum(self.points(learner, a) for a in self.problems)
+
+    def total_possible(self) -> float:
+        return sum(a.max_points for a in self.problems)
 
     def solve_rate(self, problem: str) -> float:
         solved = sum(
@@ -49,8 +79,6 @@ class Matrix:
         solved = [count for count in counts if count is not None]
         return statistics.median(solved) if solved else None
 
-    _attempts_to_solve: dict[tuple[int, str], int] = field(default_factory=dict)
-
     def solved_count(self, learner: User) -> int:
         return sum(
             1 for a in self.problems if self.cell(learner, a.problem).first_accepted_at is not None
@@ -58,7 +86,7 @@ class Matrix:
 
     def rows(self, *, sort: str = "name", query: str = "", show: str = "all") -> list[User]:
         """Learners filtered by name and by ``show`` (all | unsolved | late), then sorted by
-        name, by problems solved (``solved``), or by one problem's score (its slug)."""
+        name, by problems solved (``solved``), or by one problem's final score (its slug)."""
         picked = [u for u in self.learners if query.strip().lower() in u.name.lower()]
         if show == "unsolved":
             picked = [u for u in picked if self.solved_count(u) < len(self.problems)]
@@ -69,48 +97,109 @@ class Matrix:
         if sort in {a.problem for a in self.problems}:
             return sorted(
                 picked,
-                key=lambda u: (-self.cell(u, sort).best_score, self.cell(u, sort).attempts, u.name),
+                key=lambda u: (
+                    -self.cell(u, sort).final_score,
+                    self.cell(u, sort).attempts,
+                    u.name,
+                ),
             )
         return picked  # already by name
 
 
-def grade_matrix(*, session: Session, course: Course) -> Matrix:
-    problems = courses.assignments_of(session=session, course=course)
-    learners = courses.learners_of(session=session, course=course)
+def grade_matrix(
+    *,
+    session: Session,
+    course: Course,
+    learner_ids: list[int] | None = None,
+    problem: str | None = None,
+) -> Matrix:
+    """The grade book (of some learners, or of one problem, for the LMS outbox)."""
+    problems = [
+        a
+        for a in assignments.assignments_of(session=session, course=course)
+        if problem is None or a.problem == problem
+    ]
+    learners = [
+        u
+        for u in courses.learners_of(session=session, course=course)
+        if learner_ids is None or u.id in learner_ids
+    ]
     matrix = Matrix(problems=problems, learners=learners)
-    due = {a.problem: a.due_at for a in problems}
-    # Only the columns the matrix needs (not the code or the reports).
-    submissions = session.execute(
+    windows = CourseWindows(session, course)
+    for learner in learners:
+        for assignment in problems:
+            window = windows.of(learner.id, assignment.problem)
+            cell = matrix.cells.setdefault((learner.id, assignment.problem), Cell())
+            cell.due_at, cell.extended = window.due_at, window.extended
+    query = (
         within(
-            course,
-            Submission.user_id,
-            Submission.problem,
-            Submission.created_at,
-            VERDICT,
-            SCORE,
+            course, Submission.user_id, Submission.problem, Submission.created_at, VERDICT, SCORE
         )
         .where(Submission.status == SubmissionStatus.DONE)
         .order_by(Submission.id)
     )
-    for submission in submissions:
+    if learner_ids is not None:
+        query = query.where(Submission.user_id.in_(learner_ids))
+    if problem is not None:
+        query = query.where(Submission.problem == problem)
+    for submission in session.execute(query):  # only the columns the matrix needs
         key = (submission.user_id, submission.problem)
-        cell = matrix.cells.setdefault(key, Cell())
+        if key not in matrix.cells:
+            continue
+        cell = matrix.cells[key]
+        standing = windows.standing(submission.user_id, submission.problem, submission.created_at)
+        if not standing.counts:
+            cell.not_counted += 1
+            continue
         cell.attempts += 1
         cell.last_submitted_at = submission.created_at
         score = submission.score or 0.0
+        accepted = submission.verdict == Verdict.ACCEPTED
         if (
             cell.best_verdict is None
             or score > cell.best_score
-            or (submission.verdict == Verdict.ACCEPTED and cell.best_verdict != Verdict.ACCEPTED)
+            or (accepted and cell.best_verdict != Verdict.ACCEPTED)
         ):
             cell.best_verdict, cell.best_score = submission.verdict, score
-        if submission.verdict == Verdict.ACCEPTED and cell.first_accepted_at is None:
-            cell.first_accepted_at = submission.created_at
-            matrix._attempts_to_solve[key] = cell.attempts
-    for (_user_id, problem), cell in matrix.cells.items():
-        deadline = due.get(problem)
-        if deadline is not None:
-            # Late: first solved after the deadline; or, never solved, last tried after it.
-            moment = cell.first_accepted_at or cell.last_submitted_at
-            cell.late = moment is not None and moment > deadline
+        cell.computed_score = max(cell.computed_score, score * standing.factor)
+        if cell.first_accepted_at is None:
+            cell.late = standing.late  # solved late, or never solved and last tried late
+            if accepted:
+                cell.first_accepted_at = submission.created_at
+                matrix._attempts_to_solve[key] = cell.attempts
+    in_force = overrides.in_force(overrides.history(session=session, course=course))
+    for key, cell in matrix.cells.items():
+        cell.final_score = cell.computed_score
+        if (found := in_force.get(key)) is not None and found.score is not None:
+            cell.override, cell.final_score = found, found.score
     return matrix
+
+
+def final_score(session: Session, *, course: Course, user_id: int, problem: str) -> float | None:
+    """The learner's final score (0 to 1) on ``problem`` as the grade book shows it; None
+    before any counted submit or override (the LMS is then left alone)."""
+    matrix = grade_matrix(session=session, course=course, learner_ids=[user_id], problem=problem)
+    cell = matrix.cells.get((user_id, problem))
+    if cell is None or (cell.attempts == 0 and cell.override is None):
+        return None
+    return cell.final_score
+
+
+def grades_changed(
+    session: Session, *, course: Course, problem: str, learner_ids: list[int] | None = None
+) -> int:
+    """A late policy, an extension or an override changed these learners' grades (all
+    the course's when None): arm the LMS rows of the problem's links in this course
+    for each who has a grade now or was sent one before. Returns rows armed."""
+    links = lti_scores.course_links(session, course_id=course.id, problem=problem)
+    if not links:
+        return 0
+    sent_before = lti_scores.learners_with_rows(session, link_ids=links)
+    matrix = grade_matrix(session=session, course=course, learner_ids=learner_ids, problem=problem)
+    armed = 0
+    for (user_id, _problem), cell in matrix.cells.items():
+        if cell.attempts or cell.override is not None or user_id in sent_before:
+            for link_id in links:
+                lti_scores.arm(session, link_id=link_id, user_id=user_id)
+                armed += 1
+    return armed

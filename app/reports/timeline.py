@@ -1,4 +1,5 @@
-"""A course's submits as the course sees them: late flags, the version that graded
+"""A course's submits as the course sees them: whether each counts and how late it
+was (the learner's window, app/reports/deadlines.py), the version that graded
 each, and the course's own verdicts (a course-scoped regrade's)."""
 
 from __future__ import annotations
@@ -7,9 +8,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from app.data import courses
 from app.models import Course, ProblemVersion, Submission, User
+from app.reports import deadlines
 from app.reports.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
+from app.reports.windows import CourseWindows
 from grader.report import GradeReport
 
 
@@ -20,6 +22,7 @@ class TimelineEntry:
 
     submission: Submission
     late: bool
+    standing: deadlines.Standing
     version: int | None
     verdict: str | None
     score: float | None
@@ -35,7 +38,7 @@ def course_submits(
 ) -> list[TimelineEntry]:
     """The course's submits (of these learners, or all), with late flags and the number
     of the version that graded each."""
-    due = {a.problem: a.due_at for a in courses.assignments_of(session=session, course=course)}
+    windows = CourseWindows(session, course)
     query = (
         within(course, Submission, ProblemVersion.number, VERDICT, SCORE, RESULT_JSON)
         .outerjoin(ProblemVersion, ProblemVersion.id == VERSION_ID)
@@ -45,9 +48,10 @@ def course_submits(
         query = query.where(Submission.user_id.in_(user_ids))
     entries = []
     for submission, number, verdict, score, result_json in session.execute(query):
-        deadline = due.get(submission.problem)
-        late = deadline is not None and submission.created_at > deadline
-        entries.append(TimelineEntry(submission, late, number, verdict, score, result_json))
+        standing = windows.standing(submission.user_id, submission.problem, submission.created_at)
+        entries.append(
+            TimelineEntry(submission, standing.late, standing, number, verdict, score, result_json)
+        )
     return entries
 
 

@@ -65,6 +65,29 @@ def change_password(
     return _account_page(request, session, user, notice=notice)
 
 
+@router.post("/account/profile", response_class=HTMLResponse)
+def update_profile(
+    request: Request,
+    session: SessionDep,
+    user: SignedInUser,
+    _csrf: CsrfChecked,
+    display_name: Annotated[str, Form(max_length=1000)] = "",
+    email: Annotated[str, Form(max_length=1000)] = "",
+    student_id: Annotated[str, Form(max_length=1000)] = "",
+) -> Response:
+    try:
+        accounts.set_profile(
+            session=session,
+            user=user,
+            display_name=display_name,
+            email=email,
+            student_id=student_id,
+        )
+    except DomainError as error:
+        return _account_page(request, session, user, 400, error=str(error))
+    return _account_page(request, session, user, notice="Saved.")
+
+
 @router.post("/account/sessions/{session_id}/end")
 def end_session(
     session_id: int, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked

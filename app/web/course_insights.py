@@ -9,40 +9,48 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
-from app.data import catalog, courses, quizzes, regrades
+from app.data import assignments, catalog, comments, courses, overrides, quizzes, regrades
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, User
-from app.reports import analytics, charts, timeline
+from app.reports import analytics, charts, gradebook, similarity_runs, timeline
 from app.vocabulary import PUBLISH_ROLES
-from app.web.guards import CourseInstructor, CsrfChecked
+from app.web.guards import CourseInstructor, CourseStaff, CsrfChecked
 from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
 
 
 def _assigned(session: SessionDep, course: Course, slug: str) -> None:
-    courses.require_assigned(session=session, course=course, slug=slug)
+    assignments.require_assigned(session=session, course=course, slug=slug)
 
 
 @router.get("/courses/{course_id}/learners/{learner_id}", response_class=HTMLResponse)
 def learner_timeline(
-    learner_id: int, request: Request, session: SessionDep, access: CourseInstructor
+    learner_id: int, request: Request, session: SessionDep, access: CourseStaff
 ) -> Response:
     course, user = access.course, access.user
     learner = courses.course_learner(session=session, course=course, learner_id=learner_id)
     entries = timeline.timeline(session=session, course=course, learner=learner)
+    notes = comments.on_submissions(
+        session=session, submission_ids=[e.submission.id for e in entries], course=course
+    )
+    matrix = gradebook.grade_matrix(session=session, course=course, learner_ids=[learner.id])
     return page(
         request,
         "learner.html",
         user,
         course=course,
         learner=learner,
+        role=access.role,
+        matrix=matrix,
+        overrides=overrides.history(session=session, course=course, learner_id=learner.id),
         entries=[
             {
                 "entry": entry,
                 "report": entry.report,
                 "past": regrades.past_verdicts(session, entry.submission.id, course),
+                "comments": notes.get(entry.submission.id, []),
             }
             for entry in entries
         ],
@@ -51,10 +59,10 @@ def learner_timeline(
 
 @router.get("/courses/{course_id}/problems/{slug}", response_class=HTMLResponse)
 def problem_analytics(
-    slug: str, request: Request, session: SessionDep, access: CourseInstructor
+    slug: str, request: Request, session: SessionDep, access: CourseStaff
 ) -> Response:
     _assigned(session, access.course, slug)
-    return _analytics_page(request, session, access.user, access.course, slug)
+    return _analytics_page(request, session, access.user, access.course, slug, role=access.role)
 
 
 def _analytics_page(
@@ -64,6 +72,7 @@ def _analytics_page(
     course: Course,
     slug: str,
     error: str | None = None,
+    role: str = "instructor",
 ) -> Response:
     stats = analytics.problem_stats(session=session, course=course, problem=slug)
     live = catalog.live_version(session, slug)
@@ -76,7 +85,9 @@ def _analytics_page(
         status.HTTP_409_CONFLICT if error else status.HTTP_200_OK,
         error=error,
         course=course,
+        role=role,
         slug=slug,
+        similarity=similarity_runs.of_problem(session=session, course=course, problem=slug),
         title=live.title if live else slug,
         stats=stats,
         rate_chart=charts.step_chart(

@@ -1,29 +1,36 @@
-"""Course pages: list, create, join, the instructor's dashboard and its CSV exports."""
+"""Course pages: list, create, join, delete; the course page (the staff's grade
+dashboard, a learner's own standing); assigning and unassigning; the CSV exports."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Request, status
+from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
 
 from app.api.deps import SessionDep
 from app.core.downloads import csv_response
 from app.core.throttle import client_address
-from app.data import catalog, courses
-from app.errors import DomainError, NotFoundError
-from app.reports import exports, gradebook
-from app.vocabulary import MemberRole
-from app.web.guards import CourseInstructor, CourseMember, CsrfChecked, SignedInUser
+from app.data import assignments, catalog, courses
+from app.data.assignments import AssignmentSettings, PastDueError
+from app.errors import DomainError, InvalidInputError, NotFoundError
+from app.models import Assignment, Submission, User, utcnow
+from app.reports import deadlines, exports, gradebook
+from app.vocabulary import STAFF_ROLES, LatePolicy
+from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
+from grader.verdicts import Mode
 
 router = APIRouter(include_in_schema=False)
+SOON = timedelta(days=7)
 
 
-def _back(course_id: int | None = None) -> RedirectResponse:
+def _back(course_id: int | None = None, anchor: str = "") -> RedirectResponse:
     return RedirectResponse(
-        f"/courses/{course_id}" if course_id else "/courses", status_code=status.HTTP_303_SEE_OTHER
+        (f"/courses/{course_id}" if course_id else "/courses") + anchor,
+        status_code=status.HTTP_303_SEE_OTHER,
     )
 
 
@@ -70,6 +77,72 @@ def join_course(
     return _back(course.id)
 
 
+def _earlier_work(session: SessionDep, user: User, found: list[Assignment]) -> set[str]:
+    """Problems the learner submitted before the assignment opened (which do not count)."""
+    earlier = set()
+    for assignment in found:
+        before = session.scalar(
+            select(Submission.id).where(
+                Submission.user_id == user.id,
+                Submission.problem == assignment.problem,
+                Submission.mode == Mode.SUBMIT,
+                Submission.created_at < assignment.opens_at,
+            )
+        )
+        if before is not None:
+            earlier.add(assignment.problem)
+    return earlier
+
+
+def _course_page(
+    request: Request,
+    session: SessionDep,
+    access: courses.CourseAccess,
+    *,
+    view: dict[str, str],
+    status_code: int = 200,
+    **extra: object,
+) -> Response:
+    course, role, user = access.course, access.role, access.user
+    found = assignments.assignments_of(session=session, course=course)
+    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
+    policies = {a.problem: deadlines.describe(a) for a in found}
+    context: dict[str, object] = {
+        "course": course,
+        "role": role,
+        "assignments": found,
+        "titles": titles,
+        "policies": policies,
+        "view": view,
+        "now": utcnow(),
+        **extra,
+    }
+    if role in STAFF_ROLES:
+        matrix = gradebook.grade_matrix(session=session, course=course)
+        context |= {
+            "matrix": matrix,
+            "rows": matrix.rows(sort=view["sort"], query=view["q"], show=view["show"]),
+            "removed": assignments.removed_of(session=session, course=course),
+            "policy_names": [p.value for p in LatePolicy],
+        }
+    else:
+        mine = gradebook.grade_matrix(session=session, course=course, learner_ids=[user.id])
+        cells = {a.problem: mine.cell(user, a.problem) for a in found}
+        now = utcnow()
+        context |= {
+            "cells": cells,
+            "due_soon": [
+                a
+                for a in found
+                if (due := cells[a.problem].due_at) is not None
+                and now <= due <= now + SOON
+                and cells[a.problem].status not in ("solved", "late")
+            ],
+            "earlier": _earlier_work(session, user, found),
+        }
+    return page(request, "course.html", user, status_code, **context)
+
+
 @router.get("/courses/{course_id}", response_class=HTMLResponse)
 def course_page(
     request: Request,
@@ -79,59 +152,121 @@ def course_page(
     q: str = "",
     show: str = "all",
 ) -> Response:
-    course, role, user = access.course, access.role, access.user
-    assignments = courses.assignments_of(session=session, course=course)
-    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
-    matrix = (
-        gradebook.grade_matrix(session=session, course=course)
-        if role is MemberRole.INSTRUCTOR
-        else None
-    )
-    return page(
-        request,
-        "course.html",
-        user,
-        course=course,
-        role=role,
-        assignments=assignments,
-        titles=titles,
-        matrix=matrix,
-        rows=matrix.rows(sort=sort, query=q, show=show) if matrix else [],
-        view={"sort": sort, "q": q, "show": show},
-    )
+    return _course_page(request, session, access, view={"sort": sort, "q": q, "show": show})
+
+
+def _moment(text: str, field: str) -> datetime | None:
+    if not text.strip():
+        return None
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InvalidInputError(
+            f"The {field} must look like 2026-12-01T23:59 (UTC) or 2026-12-01T23:59+01:00."
+        ) from None
+
+
+def _number(text: str, field: str, default: float) -> float:
+    try:
+        return float(text) if text.strip() else default
+    except ValueError:
+        raise InvalidInputError(f"The {field} must be a number.") from None
 
 
 @router.post("/courses/{course_id}/assignments")
 def assign_problem(
+    request: Request,
     session: SessionDep,
     access: CourseInstructor,
     _csrf: CsrfChecked,
     problem: Annotated[str, Form()],
     due: Annotated[str, Form()] = "",
+    opens: Annotated[str, Form()] = "",
+    late_policy: Annotated[str, Form()] = "none",
+    cutoff: Annotated[str, Form()] = "",
+    penalty_percent: Annotated[str, Form()] = "",
+    penalty_unit: Annotated[str, Form()] = "day",
+    penalty_floor: Annotated[str, Form()] = "",
+    points: Annotated[str, Form()] = "",
+    confirm_past_due: Annotated[str, Form()] = "",
 ) -> Response:
     course = access.course
     if catalog.live_version(session, problem) is None:
         raise NotFoundError(f"Unknown problem {problem!r}.")
+    form = {
+        "problem": problem, "due": due, "opens": opens, "late_policy": late_policy,
+        "cutoff": cutoff, "penalty_percent": penalty_percent, "penalty_unit": penalty_unit,
+        "penalty_floor": penalty_floor, "points": points,
+    }  # fmt: skip
+    view = {"sort": "name", "q": "", "show": "all"}
     try:
-        due_at = datetime.fromisoformat(due.strip()) if due.strip() else None
-    except ValueError:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            "The due date must look like 2026-12-01T23:59 (UTC) or 2026-12-01T23:59+01:00.",
-        ) from None
-    courses.assign(session=session, course=course, problem=problem, due_at=due_at)
+        if late_policy not in tuple(LatePolicy):
+            raise InvalidInputError("The late policy is none, cutoff or penalty.")
+        settings = AssignmentSettings(
+            due_at=_moment(due, "due date"),
+            opens_at=_moment(opens, "opening time"),
+            late_policy=LatePolicy(late_policy),
+            late_cutoff_at=_moment(cutoff, "late cut-off"),
+            penalty_percent=_number(penalty_percent, "penalty", 0.0),
+            penalty_unit=penalty_unit,
+            penalty_floor_percent=_number(penalty_floor, "penalty floor", 0.0),
+            max_points=_number(points, "points", 10.0),
+        )
+        assignments.assign(
+            session=session,
+            course=course,
+            problem=problem,
+            settings=settings,
+            confirm_past_due=confirm_past_due == "yes",
+        )
+    except PastDueError as error:  # a question for the instructor, not a failure: 200
+        return _course_page(
+            request, session, access, view=view, confirm=form, error=str(error)
+        )
+    except DomainError as error:
+        return _course_page(
+            request, session, access, view=view, status_code=error.status, error=str(error)
+        )
+    gradebook.grades_changed(session, course=course, problem=problem)
     return _back(course.id)
 
 
+@router.post("/courses/{course_id}/assignments/{slug}/remove")
+def unassign_problem(
+    slug: str, session: SessionDep, access: CourseInstructor, _csrf: CsrfChecked
+) -> Response:
+    assignments.unassign(session=session, course=access.course, problem=slug)
+    return _back(access.course.id)
+
+
+@router.post("/courses/{course_id}/delete")
+def delete_course(
+    session: SessionDep,
+    access: CourseInstructor,
+    _csrf: CsrfChecked,
+    confirm_name: Annotated[str, Form()] = "",
+) -> Response:
+    courses.delete_course(session=session, course=access.course, confirm_name=confirm_name)
+    return _back()
+
+
 @router.get("/courses/{course_id}/grades.csv")
-def grades_csv(session: SessionDep, access: CourseInstructor) -> Response:
+def grades_csv(session: SessionDep, access: CourseStaff, layout: str = "generic") -> Response:
     course = access.course
-    body = exports.matrix_csv(gradebook.grade_matrix(session=session, course=course))
-    return csv_response(body, f"grades-course-{course.id}.csv")
+    body = exports.grades_csv(session=session, course=course, layout=layout)
+    suffix = "" if layout == "generic" else f"-{layout}"
+    return csv_response(body, f"grades-course-{course.id}{suffix}.csv")
 
 
 @router.get("/courses/{course_id}/submissions.csv")
-def submissions_csv(session: SessionDep, access: CourseInstructor) -> Response:
+def submissions_csv(session: SessionDep, access: CourseStaff) -> Response:
     course = access.course
     body = exports.submissions_csv(session=session, course=course)
     return csv_response(body, f"submissions-course-{course.id}.csv")
+
+
+@router.get("/courses/{course_id}/overrides.csv")
+def overrides_csv(session: SessionDep, access: CourseStaff) -> Response:
+    course = access.course
+    body = exports.overrides_csv(session=session, course=course)
+    return csv_response(body, f"overrides-course-{course.id}.csv")

@@ -5,7 +5,7 @@
 `PageUser` is the signed-in user or None; `SignedInUser` sends everyone else to
 sign in (app/main.py turns `SignInRequiredError` into a redirect that comes back);
 `Staff`, `Publisher` and `Admin` require an account role; `CourseMember` and
-`CourseInstructor` resolve the path's ``course_id`` for a member (other courses do
+`CourseStaff` (instructors and teaching assistants) and `CourseInstructor` resolve the path's ``course_id`` for a member (other courses do
 not exist for you: 404); `CsrfChecked` requires the form's ``csrf_token``.
 """
 
@@ -85,6 +85,13 @@ def _course_instructor(found: CourseMember) -> CourseAccess:
 
 
 CourseInstructor = Annotated[CourseAccess, Depends(_course_instructor)]
+
+
+def _course_staff(found: CourseMember) -> CourseAccess:
+    return courses.as_staff(found)
+
+
+CourseStaff = Annotated[CourseAccess, Depends(_course_staff)]
 
 
 def _csrf_form(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:

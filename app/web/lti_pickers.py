@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app.api.deps import SessionDep
 from app.core.config import settings
 from app.core.http_guards import content_security_policy, frame_ancestors
-from app.data import catalog, courses
+from app.data import assignments, catalog, courses
 from app.lti import deep_linking, provisioning
 from app.lti.claims import DeepLinkingSettings, Launch
 from app.lti.launch import LaunchError
@@ -64,7 +64,7 @@ def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) 
         return refused(request, "No LMS is waiting for problems; start from the LMS.")
     course = session.get(Course, int(pending["course_id"]))
     assigned = (
-        {a.problem for a in courses.assignments_of(session=session, course=course)}
+        {a.problem for a in assignments.assignments_of(session=session, course=course)}
         if course
         else set()
     )

@@ -11,10 +11,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import SessionDep
 from app.core.markdown import highlight_css, render_markdown
-from app.data import catalog, hints, progress, quizzes
+from app.data import catalog, comments, hints, progress, quizzes
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, User
+from app.reports import windows
 from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
@@ -100,6 +101,7 @@ def _live_or_404(session: SessionDep, slug: str) -> tuple[ProblemVersion, Proble
 def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]:
     """Each submit with its code and a diff against the previous submit."""
     submissions = submission_data.submission_history(session=session, user=user, problem=slug)
+    notes = comments.on_submissions(session=session, submission_ids=[s.id for s in submissions])
     rows = []
     for index, submission in enumerate(submissions):
         previous = submissions[index + 1] if index + 1 < len(submissions) else None
@@ -113,7 +115,13 @@ def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]
                     f"#{submission.id}",
                 )
             )
-        rows.append({"submission": submission, "diff": diff or ("(no change)" if previous else "")})
+        rows.append(
+            {
+                "submission": submission,
+                "diff": diff or ("(no change)" if previous else ""),
+                "comments": notes.get(submission.id, []),
+            }
+        )
     return rows
 
 
@@ -176,6 +184,8 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         status=status_text,
         marked=slug in progress.marked(session=session, user=user),
         history=history,
+        deadlines=windows.learner_deadlines(session=session, user=user, problem=slug),
+        staff_comments=comments.for_learner_problem(session=session, user=user, problem=slug),
         unlocked=walkthrough_views(problem) if status_text == "solved" else None,
         quiz=problem.quiz,
         quiz_answers=(

@@ -3,11 +3,13 @@ form token), and the filters that turn the platform's words into what people rea
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 
 from app.core.config import PROJECT_ROOT
 from app.core.sessions import csrf_token
@@ -47,6 +49,18 @@ def verdicts_css() -> str:
     )
 
 
+def when(moment: datetime | None) -> Markup:
+    """A UTC time as a <time> element: UTC in the text, which static/local-times.js
+    turns into the reader's own time zone with the UTC beside it."""
+    if moment is None:
+        return Markup("")
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Markup('<time datetime="{}" data-local>{} UTC</time>').format(
+        stamp, moment.strftime("%Y-%m-%d %H:%M")
+    )
+
+
+templates.env.filters["when"] = when
 templates.env.filters["verdict_label"] = verdict_label
 templates.env.filters["verdict_tone"] = verdict_tone
 templates.env.filters["track_title"] = track_title

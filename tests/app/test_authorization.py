@@ -16,6 +16,7 @@ import secrets
 from base64 import b64encode
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import itsdangerous
@@ -25,17 +26,20 @@ from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
 from app.core.sessions import secret_key
-from app.data import accounts, api_tokens, catalog, courses, web_sessions
+from app.data import accounts, api_tokens, assignments, catalog, courses, members, web_sessions
 from app.grading import checks as authoring
 from app.lti import platforms as lti_platforms
 from app.main import create_app
-from app.models import Regrade, Submission, User
+from app.models import Course, Extension, Regrade, SimilarityReport, Submission, User
+from app.reports import similarity_runs
+from app.vocabulary import MemberRole
 from tests.app.conftest import BANK_SLUG
 
 PASSWORD = "long test password"
 CALLERS = (
     "anonymous",
     "learner",
+    "ta",
     "author",
     "instructor",
     "other_instructor",
@@ -44,7 +48,7 @@ CALLERS = (
     "revoked",
 )
 SIGNED_OUT = {"anonymous": "login", "disabled": "login", "revoked": "login"}
-ACTIVE = ("learner", "author", "instructor", "other_instructor", "admin")
+ACTIVE = ("learner", "ta", "author", "instructor", "other_instructor", "admin")
 
 
 def everyone(outcome: str = "ok") -> dict[str, str]:
@@ -61,10 +65,12 @@ def only(*allowed: str, others: str = "forbidden", **exceptions: str) -> dict[st
     return {**SIGNED_OUT, **decided, **exceptions}
 
 
-# The course's instructor may; its learner may not (403); for anyone outside the
-# course it does not exist (404).
-COURSE_STAFF = only("instructor", others="hidden", learner="forbidden")
-COURSE_MEMBERS = only("instructor", "learner", others="hidden")
+# The course's instructor may; its teaching assistant and learner may not (403); for
+# anyone outside the course it does not exist (404).
+COURSE_INSTRUCTORS = only("instructor", others="hidden", learner="forbidden", ta="forbidden")
+# Its staff (instructors and teaching assistants) may; its learner may not.
+COURSE_STAFF = only("instructor", "ta", others="hidden", learner="forbidden")
+COURSE_MEMBERS = only("instructor", "ta", "learner", others="hidden")
 AUTHORS = only("author", "instructor", "other_instructor", "admin")  # by role, any course
 
 DECISIONS: dict[str, dict[str, str]] = {
@@ -98,15 +104,32 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /api/courses/join": signed_in(),
     "GET /api/courses/{course_id}": COURSE_MEMBERS,
     "GET /api/courses/{course_id}/members": COURSE_STAFF,
-    "PUT /api/courses/{course_id}/assignments": COURSE_STAFF,
+    "PUT /api/courses/{course_id}/assignments": COURSE_INSTRUCTORS,
     "GET /api/courses/{course_id}/grades": COURSE_STAFF,
     "GET /api/courses/{course_id}/grades.csv": COURSE_STAFF,
     "GET /api/courses/{course_id}/submissions.csv": COURSE_STAFF,
     "GET /api/courses/{course_id}/learners/{learner_id}/timeline": COURSE_STAFF,
-    "POST /api/courses/{course_id}/problems/{slug}/regrades": COURSE_STAFF,
-    "GET /api/courses/{course_id}/regrades/{regrade_id}": COURSE_STAFF,
-    "POST /api/courses/{course_id}/regrades/{regrade_id}/apply": COURSE_STAFF,
-    "POST /api/courses/{course_id}/regrades/{regrade_id}/discard": COURSE_STAFF,
+    "DELETE /api/courses/{course_id}": COURSE_INSTRUCTORS,
+    "DELETE /api/courses/{course_id}/assignments/{slug}": COURSE_INSTRUCTORS,
+    "GET /api/courses/{course_id}/overrides.csv": COURSE_STAFF,
+    "POST /api/courses/{course_id}/members": COURSE_INSTRUCTORS,
+    "DELETE /api/courses/{course_id}/members/{user_id}": COURSE_INSTRUCTORS,
+    "PATCH /api/courses/{course_id}/members/{user_id}": COURSE_INSTRUCTORS,
+    "POST /api/courses/{course_id}/student-ids": COURSE_INSTRUCTORS,
+    "GET /api/courses/{course_id}/extensions": COURSE_STAFF,
+    "POST /api/courses/{course_id}/extensions": COURSE_INSTRUCTORS,
+    "POST /api/courses/{course_id}/extensions.csv": COURSE_INSTRUCTORS,
+    "DELETE /api/courses/{course_id}/extensions/{extension_id}": COURSE_INSTRUCTORS,
+    "GET /api/courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
+    "POST /api/courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
+    "PUT /api/courses/{course_id}/learners/{learner_id}/problems/{slug}/override": COURSE_STAFF,
+    "GET /api/courses/{course_id}/overrides": COURSE_STAFF,
+    "POST /api/courses/{course_id}/problems/{slug}/similarity": COURSE_STAFF,
+    "GET /api/courses/{course_id}/similarity/{report_id}": COURSE_STAFF,
+    "POST /api/courses/{course_id}/problems/{slug}/regrades": COURSE_INSTRUCTORS,
+    "GET /api/courses/{course_id}/regrades/{regrade_id}": COURSE_INSTRUCTORS,
+    "POST /api/courses/{course_id}/regrades/{regrade_id}/apply": COURSE_INSTRUCTORS,
+    "POST /api/courses/{course_id}/regrades/{regrade_id}/discard": COURSE_INSTRUCTORS,
     "GET /": signed_in(),
     "GET /problems/{slug}": signed_in(),
     "GET /problems/{slug}/history": signed_in(),
@@ -118,6 +141,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /problems/{slug}/walkthrough": signed_in(**dict.fromkeys(ACTIVE, "forbidden")),
     "GET /account": signed_in(),
     "POST /account/password": signed_in(),
+    "POST /account/profile": signed_in(),
     "POST /account/sessions/{session_id}/end": only("learner", others="hidden"),
     "POST /account/tokens": signed_in(),
     "POST /account/tokens/{token_id}/revoke": only("learner", others="hidden"),
@@ -128,15 +152,31 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses": only("instructor", "other_instructor", "admin"),
     "POST /courses/join": signed_in(),
     "GET /courses/{course_id}": COURSE_MEMBERS,
-    "POST /courses/{course_id}/assignments": COURSE_STAFF,
+    "POST /courses/{course_id}/assignments": COURSE_INSTRUCTORS,
     "GET /courses/{course_id}/grades.csv": COURSE_STAFF,
     "GET /courses/{course_id}/submissions.csv": COURSE_STAFF,
+    "GET /courses/{course_id}/overrides.csv": COURSE_STAFF,
+    "POST /courses/{course_id}/assignments/{slug}/remove": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/delete": COURSE_INSTRUCTORS,
+    "GET /courses/{course_id}/people": COURSE_STAFF,
+    "POST /courses/{course_id}/members": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/members/{user_id}/remove": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/members/{user_id}/group": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/student-ids": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/extensions": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/extensions/upload": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/extensions/{extension_id}/remove": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
+    "POST /courses/{course_id}/learners/{learner_id}/problems/{slug}/override": COURSE_STAFF,
+    "POST /courses/{course_id}/problems/{slug}/similarity": COURSE_STAFF,
+    "GET /courses/{course_id}/similarity/{report_id}": COURSE_STAFF,
+    "GET /courses/{course_id}/similarity/{report_id}/pairs/{index}": COURSE_STAFF,
     "GET /courses/{course_id}/learners/{learner_id}": COURSE_STAFF,
     "GET /courses/{course_id}/problems/{slug}": COURSE_STAFF,
-    "POST /courses/{course_id}/problems/{slug}/regrades": COURSE_STAFF,
-    "GET /courses/{course_id}/regrades/{regrade_id}": COURSE_STAFF,
-    "GET /courses/{course_id}/regrades/{regrade_id}/progress": COURSE_STAFF,
-    "POST /courses/{course_id}/regrades/{regrade_id}/{decision}": COURSE_STAFF,
+    "POST /courses/{course_id}/problems/{slug}/regrades": COURSE_INSTRUCTORS,
+    "GET /courses/{course_id}/regrades/{regrade_id}": COURSE_INSTRUCTORS,
+    "GET /courses/{course_id}/regrades/{regrade_id}/progress": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/regrades/{regrade_id}/{decision}": COURSE_INSTRUCTORS,
     "GET /author": AUTHORS,
     "GET /author/problems/{slug}": AUTHORS,
     "POST /author/problems/{slug}/versions/{number}/check": AUTHORS,
@@ -159,9 +199,9 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /admin/lti/registration-link": only("admin"),
     "POST /admin/lti/rotate-key": only("admin"),
     "POST /admin/lti/resend": only("admin"),
-    "GET /courses/{course_id}/lms": COURSE_STAFF,
-    "POST /courses/{course_id}/lms/roster": COURSE_STAFF,
-    "POST /courses/{course_id}/lms/resend": COURSE_STAFF,
+    "GET /courses/{course_id}/lms": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/lms/roster": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/lms/resend": COURSE_INSTRUCTORS,
 }
 
 
@@ -196,6 +236,7 @@ def session_cookie(sid: str, csrf: str) -> str:
 @pytest.fixture
 def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setattr(authoring, "request_check", lambda *args, **kwargs: None)  # no JAX here
+    monkeypatch.setattr(similarity_runs, "launch", lambda report_id: None)  # no thread either
     ids: dict[str, int] = {}
     bearer: dict[str, str] = {}
     with session_scope() as session:
@@ -203,6 +244,7 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
         for caller, role in [
             ("learner", "learner"), ("author", "author"), ("instructor", "instructor"),
             ("other_instructor", "instructor"), ("admin", "admin"), ("disabled", "learner"),
+            ("ta", "learner"),
             ("revoked", "learner"), ("victim", "learner"),
         ]:  # fmt: skip
             users[caller] = accounts.create_user(
@@ -211,9 +253,12 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
             bearer[caller] = api_tokens.create(session=session, user=users[caller])[0]
         course = courses.create_course(session=session, name="C", instructor=users["instructor"])
         courses.create_course(session=session, name="C2", instructor=users["other_instructor"])
-        courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
+        assignments.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
         courses.join_course(
             session=session, code=course.join_code, user=users["learner"], address="test"
+        )
+        members.add(
+            session=session, course=course, user=users["ta"], role=MemberRole.TEACHING_ASSISTANT
         )
         submission = Submission(user_id=users["learner"].id, problem=BANK_SLUG, code="x",
                                 mode="submit", status="done", verdict="wrong_answer", score=0.0,
@@ -223,6 +268,16 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
         regrade = Regrade(course_id=course.id, problem=BANK_SLUG, version_id=submission.problem_version_id or 0, created_by=users["instructor"].id)  # fmt: skip
         session.add(regrade)
         session.flush()
+        report = SimilarityReport(
+            course_id=course.id, problem=BANK_SLUG, scope="accepted", status="ready",
+            pairs_json=json.dumps([{
+                "left_submission": submission.id, "right_submission": submission.id,
+                "left_learner": "learner", "right_learner": "learner", "similarity": 1.0,
+                "jaccard": 1.0, "left_lines": [[1, 1]], "right_lines": [[1, 1]],
+            }]),
+        )  # fmt: skip
+        session.add(report)
+        session.flush()
         spare_token = api_tokens.create(session=session, user=users["learner"])[1]
         page_token = api_tokens.create(session=session, user=users["learner"])[1]
         spare_session = web_sessions.start(session=session, user=users["learner"])
@@ -231,6 +286,7 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
             "learner_id": users["learner"].id,
             "submission_id": submission.id,
             "regrade_id": regrade.id,
+            "report_id": report.id,
             "token_id": spare_token.id,
             "page_token_id": page_token.id,
             "user_id": users["victim"].id,
@@ -270,6 +326,7 @@ PARAMS = {
     "decision": "discard",
     "question_id": "why-scan",
     "track": "gradient-accumulation",
+    "index": "0",
 }
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},
@@ -280,6 +337,14 @@ FORMS = {
     "POST /problems/{slug}/quiz/{question_id}": {"choice": "0"},
     "POST /courses/{course_id}/assignments": {"problem": BANK_SLUG},
     "POST /courses/{course_id}/problems/{slug}/regrades": {"version": "1"},
+    "POST /courses/{course_id}/members": {"user": "victim"},
+    "POST /courses/{course_id}/extensions": {"problem": BANK_SLUG, "due": "2030-01-01T00:00"},
+    "POST /courses/{course_id}/submissions/{submission_id}/comments": {"body": "Nice."},
+    "POST /courses/{course_id}/learners/{learner_id}/problems/{slug}/override": {
+        "points": "5",
+        "reason": "checked by hand",
+    },
+    "POST /account/profile": {"display_name": "Someone"},
     "POST /lti/link": {"problem": BANK_SLUG},
     "POST /lti/register": {"invitation": "not-one", "openid_configuration": "http://127.0.0.1:9/"},
     "POST /admin/lti/platforms": {
@@ -297,7 +362,42 @@ JSON = {
     "POST /api/courses/join": {"code": "NOCODE00"},
     "PUT /api/courses/{course_id}/assignments": {"problem": BANK_SLUG},
     "POST /api/courses/{course_id}/problems/{slug}/regrades": {"version": 1},
+    "POST /api/courses/{course_id}/members": {"user": "victim"},
+    "PATCH /api/courses/{course_id}/members/{user_id}": {"group": "A"},
+    "POST /api/courses/{course_id}/extensions": {"data": []},
+    "POST /api/courses/{course_id}/submissions/{submission_id}/comments": {"body": "Nice."},
+    "PUT /api/courses/{course_id}/learners/{learner_id}/problems/{slug}/override": {
+        "points": None,
+        "reason": "back to computed",
+    },
+    "POST /api/courses/{course_id}/problems/{slug}/similarity": {"scope": "accepted"},
 }
+FILES = {
+    "POST /courses/{course_id}/student-ids": "user,student_id\nlearner,S1\n",
+    "POST /courses/{course_id}/extensions/upload": "user,problem,due_at\n",
+}
+
+
+def fresh_target(world: World, key: str) -> dict[str, str]:
+    """Routes that remove what they name get a new one at each call: a member to
+    remove, an extension to take back, the problem (assigned again) to unassign."""
+    with session_scope() as session:
+        course = session.get_one(Course, world.ids["course_id"])
+        if "/members/{user_id}" in key:
+            user = accounts.create_user(
+                session=session, name=f"m{secrets.token_hex(4)}", password=PASSWORD
+            )
+            members.add(session=session, course=course, user=user, role=MemberRole.LEARNER)
+            return {"user_id": str(user.id)}
+        if "/extensions/{extension_id}" in key:
+            extension = Extension(course_id=course.id, problem=BANK_SLUG,
+                                  user_id=world.ids["learner_id"], due_at=datetime(2030, 1, 1))  # fmt: skip
+            session.add(extension)
+            session.flush()
+            return {"extension_id": str(extension.id)}
+        if "/assignments/{slug}" in key:
+            assignments.assign(session=session, course=course, problem=BANK_SLUG)
+    return {}
 
 
 def outcome(status: int, location: str) -> str:
@@ -308,7 +408,7 @@ def outcome(status: int, location: str) -> str:
 
 def call(client: TestClient, world: World, caller: str, method: str, path: str) -> Any:
     key = f"{method} {path}"
-    values = {**PARAMS, **{k: str(v) for k, v in world.ids.items()}}
+    values = {**PARAMS, **{k: str(v) for k, v in world.ids.items()}, **fresh_target(world, key)}
     if not key.startswith(("GET /api/", "POST /api/", "PUT /api/", "DELETE /api/")):
         values["token_id"] = values["page_token_id"]  # each revoking route gets its own token
     url = path.format(**values)
@@ -325,7 +425,8 @@ def call(client: TestClient, world: World, caller: str, method: str, path: str) 
     client.cookies.clear()
     client.cookies.update(cookies)
     data = {**FORMS.get(key, {}), "csrf_token": csrf} if method == "POST" else None
-    return client.request(method, url, data=data, follow_redirects=False)
+    files = {"file": ("upload.csv", FILES[key], "text/csv")} if key in FILES else None
+    return client.request(method, url, data=data, files=files, follow_redirects=False)
 
 
 def test_every_route_has_a_decision(world: World) -> None:

@@ -78,7 +78,7 @@ def test_a_course_from_creation_to_grade_export_and_regrade(client: TestClient) 
 
     as_csv = client.get(f"/api/courses/{cid}/grades.csv", headers=teacher)
     assert as_csv.headers["content-type"].startswith("text/csv")
-    assert as_csv.text.startswith("\ufefflearner,")  # as the dashboard serves it
+    assert as_csv.text.startswith("\ufeffuser,")  # as the dashboard serves it
     assert as_csv.text.splitlines()[1].startswith("ada,")
     subs = client.get(f"/api/courses/{cid}/submissions.csv", headers=teacher).text
     assert len(subs.strip().splitlines()) == 3  # a header and two submits

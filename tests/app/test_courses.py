@@ -11,11 +11,11 @@ from datetime import datetime
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
 
 from app.core.db import session_scope
-from app.data import accounts, courses
-from app.models import Course, CourseMember, Submission, User
+from app.data import accounts, assignments, courses
+from app.data.assignments import AssignmentSettings
+from app.models import Course, Submission, User
 from app.reports import analytics, exports, gradebook, timeline
 from grader.report import CaseReport, GradeReport
 from grader.verdicts import Mode, Verdict
@@ -59,12 +59,13 @@ def seeded(database: str) -> int:
             courses.join_course(
                 session=session, code=course.join_code.lower(), user=learners[name], address="test"
             )
-        for member in session.scalars(select(CourseMember)):
-            member.joined_at = JOINED  # before the seeded submits: they count for the course
-        courses.assign(
-            session=session, course=course, problem="scan-microbatched-grads", due_at=DUE
-        )
-        courses.assign(session=session, course=course, problem="nnx-grad-accumulation", due_at=None)
+        for slug, due in (("scan-microbatched-grads", DUE), ("nnx-grad-accumulation", None)):
+            assignments.assign(  # opened before the seeded submits: they count for the course
+                session=session,
+                course=course,
+                problem=slug,
+                settings=AssignmentSettings(due_at=due, opens_at=JOINED),
+            )
         submit(
             session,
             learners["ada"],
@@ -114,12 +115,15 @@ def test_the_csv_export(seeded: int) -> None:
     with session_scope() as session:
         course = session.get(Course, seeded)
         assert course is not None
-        text = exports.matrix_csv(gradebook.grade_matrix(session=session, course=course))
+        text = exports.grades_csv(session=session, course=course)
     assert text.split("\r\n") == [
-        "learner,scan-microbatched-grads score,scan-microbatched-grads late,nnx-grad-accumulation score,nnx-grad-accumulation late",
-        "ada,1.00,no,0.00,no",
-        "bob,1.00,yes,0.00,no",
-        "cy,0.00,no,0.00,no",
+        "user,display_name,email,student_id,"
+        "scan-microbatched-grads raw,scan-microbatched-grads final,scan-microbatched-grads late,"
+        "scan-microbatched-grads override,nnx-grad-accumulation raw,nnx-grad-accumulation final,"
+        "nnx-grad-accumulation late,nnx-grad-accumulation override,total (of 20)",
+        "ada,ada,,,10,10,no,,0,0,no,,10",
+        "bob,bob,,,10,10,yes,,0,0,no,,10",
+        "cy,cy,,,0,0,no,,0,0,no,,0",
         "",
     ]
 
@@ -146,7 +150,7 @@ def test_only_the_instructor_sees_the_dashboard_and_the_csv(
     csv = browser.get(f"/courses/{seeded}/grades.csv")
     assert csv.status_code == 200
     assert csv.headers["content-type"].startswith("text/csv")
-    assert csv.text.startswith("\ufefflearner,")
+    assert csv.text.startswith("\ufeffuser,")
 
     browser.cookies.clear()
     sign_in(browser, "ada")
@@ -260,7 +264,7 @@ def test_the_raw_submissions_csv(browser: TestClient, seeded: int) -> None:
     assert response.status_code == 200 and response.text.startswith("\ufeff")
     rows = list(csv.reader(io.StringIO(response.text.removeprefix("\ufeff"))))
     assert rows[0] == list(exports.SUBMISSION_COLUMNS)
-    by_learner = [(r[1], r[2], r[4], r[6], r[9], r[10]) for r in rows[1:]]
+    by_learner = [(r[1], r[2], r[5], r[8], r[11], r[12]) for r in rows[1:]]
     assert by_learner == [
         ("ada", "scan-microbatched-grads", "no", "wrong_answer", DIAGNOSIS, "# ada at 2026-10-30 00:00:00\n"),
         ("ada", "scan-microbatched-grads", "no", "accepted", "", "# ada at 2026-10-31 00:00:00\n"),
@@ -272,7 +276,7 @@ def test_the_raw_submissions_csv(browser: TestClient, seeded: int) -> None:
     assert browser.get(f"/courses/{seeded}/submissions.csv").status_code == 403
 
 
-def test_work_from_before_joining_or_on_other_problems_stays_out_of_the_course(
+def test_work_from_before_the_window_or_on_other_problems_stays_out_of_the_course(
     seeded: int,
 ) -> None:
     with session_scope() as session:
@@ -299,7 +303,7 @@ def test_a_due_date_with_an_offset_is_converted_to_utc(seeded: int, browser: Tes
         data={"problem": "optax-multisteps", "due": "2026-12-01T23:59+01:00", "csrf_token": token},
     )
     assert answer.status_code in (200, 303)
-    assert "due 2026-12-01 22:59 UTC" in browser.get(f"/courses/{seeded}").text
+    assert "data-local>2026-12-01 22:59 UTC</time>" in browser.get(f"/courses/{seeded}").text
     garbage = browser.post(
         f"/courses/{seeded}/assignments",
         data={"problem": "optax-multisteps", "due": "next friday", "csrf_token": token},

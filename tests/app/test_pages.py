@@ -192,6 +192,7 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
     )  # the starter, escaped into the editor
     scripts = re.findall(r"<script[^>]*>", page)
     assert scripts == [
+        '<script src="/static/local-times.js" defer>',
         '<script src="/static/editor.js" defer>',
         '<script src="/static/problem.js" defer>',
     ]  # ours only: no inline code, no CDN

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
-from app.data import accounts, courses
+from app.data import accounts, assignments, courses
 from tests.app.conftest import in_process_client, sign_in
 
 SLUG = (
@@ -29,7 +29,7 @@ def course(database: str) -> int:
                 session=session, name=name, password="long test password"
             )
             courses.join_course(session=session, code=made.join_code, user=learner, address="test")
-        courses.assign(session=session, course=made, problem=SLUG, due_at=None)
+        assignments.assign(session=session, course=made, problem=SLUG, due_at=None)
         return made.id
 
 

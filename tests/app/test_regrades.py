@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.core.db import session_scope
-from app.data import accounts, catalog, courses, regrades
+from app.data import accounts, assignments, catalog, courses, regrades
 from app.data import submissions as submission_data
 from app.grading.worker import EmbeddedWorkers
 from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
@@ -64,7 +64,7 @@ def course(private_bank: Path) -> int:
             session=session, name="teacher", password="long test password", role="instructor"
         )
         course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
-        courses.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
+        assignments.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
         v1 = catalog.live_version(session, BANK_SLUG)
         assert v1 is not None and v1.number == 1
         for name in ("ada", "bob"):
@@ -305,7 +305,7 @@ def test_a_regrade_applied_in_one_course_changes_only_that_course(
             session=session, name="other", password="long test password", role="instructor"
         )
         other = courses.create_course(session=session, name="Other", instructor=other_teacher)
-        courses.assign(session=session, course=other, problem=BANK_SLUG, due_at=None)
+        assignments.assign(session=session, course=other, problem=BANK_SLUG, due_at=None)
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         courses.join_course(session=session, code=other.join_code, user=ada, address="test")

@@ -1,16 +1,22 @@
-"""A learner and an instructor in a real browser (Debian's Chromium driven by
-Playwright). The instructor creates a course and assigns a problem; the learner
+"""A learner, an instructor and a teaching assistant in a real browser (Debian's
+Chromium driven by Playwright). The instructor creates a course and assigns a
+problem with a due date already past (confirmed) under a late penalty; the learner
 signs up, joins with the code, types a solution into the editor, runs the samples,
 submits, sees "Accepted", then a wrong solution and its diagnosis, answers a quiz
-question, and marks another problem of the track complete; the instructor
-sees the learner on the dashboard, downloads the grades CSV and opens the
-problem's analytics. Saves the README's screenshots."""
+question, and marks another problem of the track complete; the instructor sees the
+late submit's raw and penalised points on the dashboard, downloads the grades CSV,
+opens the problem's analytics, grants an extension that lifts the penalty and adds
+a teaching assistant; a second learner submits a renamed copy; the assistant
+comments on a submission, overrides a score with a reason and opens the similarity
+report's pair side by side; the first learner reads the comment. Saves the README's
+screenshots."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -46,6 +52,9 @@ def server(tmp_path: Path) -> Iterator[Server]:
     created = jaxjudge(env, "users", "create", "teacher", "--role", "instructor",
                        "--password-stdin", stdin=f"{TEACHER_PASSWORD}\n")  # fmt: skip
     assert created.returncode == 0, created.stderr
+    assistant = jaxjudge(env, "users", "create", "tess", "--password-stdin",
+                         stdin=f"{TEACHER_PASSWORD}\n")  # fmt: skip
+    assert assistant.returncode == 0, assistant.stderr
     running = Server(env, workers=1)
     yield running
     running.stop()
@@ -105,8 +114,21 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         teacher.get_by_label("Name").fill("JAX 101")
         teacher.get_by_role("button", name="Create").click()
         join_code = teacher.locator(".join-code").inner_text()
+        now = datetime.now(UTC).replace(tzinfo=None)
+        minutes = "%Y-%m-%dT%H:%M"
         teacher.get_by_label("Problem").select_option(label=PROBLEM_TITLE)
+        teacher.get_by_label("Opens (UTC; empty: now)").fill(
+            (now - timedelta(days=7)).strftime(minutes)
+        )
+        teacher.get_by_label("Due (UTC, optional)").fill(
+            (now - timedelta(minutes=30)).strftime(minutes)
+        )
+        teacher.get_by_label("Late policy").select_option("penalty")
+        teacher.get_by_label("Penalty (%)").fill("10")
+        teacher.get_by_label("Never below (%)").fill("50")
         teacher.get_by_role("button", name="Assign").click()
+        expect(teacher.locator("main")).to_contain_text("Assign it anyway?")  # a past due date
+        teacher.get_by_role("button", name="Assign anyway").click()
         expect(teacher.locator("table.matrix")).to_have_count(0)  # nobody has joined yet
 
         page = watched(browser.new_page(viewport={"width": 1280, "height": 900}))
@@ -175,23 +197,101 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         ).get_by_role("button", name="Mark as complete").click()
         expect(page.locator("p.progress")).to_contain_text("1 marked complete")
 
-        # Back to the instructor: grace solved it (two attempts), the CSV says so.
+        # Back to the instructor: grace solved it (two attempts), late: 10 points lose 10%.
         teacher.reload()
+        matrix = teacher.locator("table.matrix tbody")
         expect(teacher.locator("table.matrix tbody tr")).to_have_count(1)
-        expect(teacher.locator("table.matrix tbody")).to_contain_text("grace")
-        expect(teacher.locator("table.matrix tbody")).to_contain_text("✓ solved")
-        expect(teacher.locator("table.matrix tbody")).to_contain_text("2 attempt(s)")
+        expect(matrix).to_contain_text("grace")
+        expect(matrix).to_contain_text("✓ solved")
+        expect(matrix).to_contain_text("2 attempt(s)")
+        expect(matrix.locator(".points")).to_have_text("9")
+        expect(matrix).to_contain_text("(raw 10)")
         teacher.screenshot(path=str(shots / "dashboard.png"), full_page=True)
         with teacher.expect_download() as download:
-            teacher.get_by_role("link", name="grades (CSV)").click()
+            teacher.get_by_role("link", name="CSV", exact=True).click()
         grades = Path(download.value.path()).read_text(encoding="utf-8-sig")
+        slug = "nnx-grad-accumulation"
         assert grades.splitlines() == [
-            "learner,nnx-grad-accumulation score,nnx-grad-accumulation late",
-            "grace,1.00,no",
+            f"user,display_name,email,student_id,{slug} raw,{slug} final,{slug} late,"
+            f"{slug} override,total (of 10)",
+            "grace,grace,,,10,9,yes,,9",
         ]
-        teacher.get_by_role("link", name="analytics & regrade").click()
+        teacher.get_by_role("link", name="analytics, similarity, regrade").click()
         expect(teacher.locator("svg.chart")).to_have_count(2)
         expect(teacher.locator("main")).to_contain_text("1 of 1 learners solved it (100%)")
         teacher.screenshot(path=str(shots / "analytics.png"), full_page=True)
+
+        # An extension for grace lifts the penalty; tess becomes a teaching assistant.
+        teacher.get_by_role("link", name="JAX 101").click()
+        teacher.get_by_role("link", name="People and extensions").click()
+        teacher.locator("select[name=user]").select_option("grace")
+        teacher.get_by_label("New due date (UTC)").fill((now + timedelta(days=1)).strftime(minutes))
+        teacher.get_by_role("button", name="Grant").click()
+        expect(teacher.locator("table.extensions")).to_contain_text("grace")
+        teacher.get_by_label("User name").fill("tess")
+        teacher.locator("select[name=role]").select_option("ta")
+        teacher.get_by_role("button", name="Add").click()
+        expect(teacher.locator("table.members")).to_contain_text("teaching assistant")
+        teacher.get_by_role("link", name="JAX 101").click()
+        expect(teacher.locator("table.matrix .points")).to_have_text("10")
+        expect(teacher.locator("table.matrix")).to_contain_text("extended")
+
+        # A second learner hands in grace's solution with the names changed.
+        other = watched(browser.new_page(viewport={"width": 1280, "height": 900}))
+        other.goto(f"{server.url}/signup")
+        other.get_by_label("Name (letters, digits, '.', '-' or '_')").fill("lin")
+        other.get_by_label("Password (at least 10 characters, not a common one)").fill(
+            "another horse battery"
+        )
+        other.get_by_role("button", name="Sign up").click()
+        other.get_by_role("link", name="Courses").click()
+        other.get_by_label("Join code").fill(join_code)
+        other.get_by_role("button", name="Join").click()
+        other.get_by_role("link", name=PROBLEM_TITLE).click()
+        copied = other.locator(".cm-content")
+        expect(copied).to_be_visible(timeout=30_000)
+        copied.click()
+        other.keyboard.press("Control+A")
+        other.keyboard.insert_text(
+            "# my own work\n" + CORRECT.replace("optimizer", "opt").replace("loss", "objective")
+        )
+        other.get_by_role("button", name="Submit").click()
+        expect(other.locator("#verdict h3")).to_contain_text("Accepted", timeout=90_000)
+
+        # The teaching assistant: a comment, an override with its reason, a similarity pair.
+        assistant = watched(browser.new_context(viewport={"width": 1280, "height": 900}).new_page())
+        assistant.goto(f"{server.url}/login")
+        assistant.get_by_label("Name").fill("tess")
+        assistant.get_by_label("Password").fill(TEACHER_PASSWORD)
+        assistant.get_by_role("button", name="Sign in").click()
+        assistant.get_by_role("link", name="Courses").click()
+        assistant.get_by_role("link", name="JAX 101").click()
+        assistant.get_by_role("link", name="grace").click()
+        first = assistant.locator("ol.timeline > li").last
+        first.locator("summary").click()
+        first.get_by_label("Comment for grace").fill(
+            "Two optimizer steps: sum the gradients first."
+        )
+        first.get_by_role("button", name="Comment").click()
+        expect(assistant.locator("ol.timeline")).to_contain_text("sum the gradients first")
+        grade_row = assistant.locator(f"#grade-{slug}")
+        grade_row.get_by_label("Points").fill("7")
+        grade_row.get_by_label("Reason").fill("the write-up was missing")
+        grade_row.get_by_role("button", name="Override").click()
+        expect(assistant.locator(f"#grade-{slug}")).to_contain_text("overridden by tess")
+        expect(assistant.locator("ul.audit")).to_contain_text("the write-up was missing")
+        assistant.get_by_role("link", name="JAX 101").click()
+        expect(assistant.locator("table.matrix")).to_contain_text("overridden")
+        assistant.get_by_role("link", name="analytics, similarity").click()
+        assistant.get_by_role("button", name="Check similarity").click()
+        expect(assistant.locator("table.pairs")).to_contain_text("grace", timeout=60_000)
+        assistant.get_by_role("link", name="side by side").first.click()
+        expect(assistant.locator(".line.matched").first).to_be_visible()
+        assistant.screenshot(path=str(shots / "similarity-pair.png"), full_page=True)
+
+        # grace is told on the problem's page.
+        page.goto(f"{server.url}/problems/{slug}")
+        expect(page.locator("main")).to_contain_text("1 comment from course staff")
+        expect(page.locator("main")).to_contain_text("sum the gradients first")
         browser.close()
     assert errors == [], f"console errors: {errors}"

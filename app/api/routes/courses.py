@@ -16,6 +16,7 @@ from app.course_schemas import (
     AssignmentCreate,
     AssignmentPublic,
     CellPublic,
+    CommentPublic,
     CourseCreate,
     CourseJoin,
     CoursePublic,
@@ -24,19 +25,21 @@ from app.course_schemas import (
     LearnerGrades,
     MemberPublic,
     MembersPublic,
+    OverridePublic,
     RegradeChange,
     RegradeCreate,
     RegradePublic,
     Timeline,
     TimelineEntryPublic,
 )
-from app.data import catalog, courses, regrades
+from app.data import assignments, catalog, comments, courses, members, overrides, regrades
+from app.data.assignments import AssignmentSettings
 from app.data.courses import CourseAccess
 from app.errors import NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade
 from app.reports import exports, gradebook, timeline
-from app.vocabulary import MemberRole
+from app.vocabulary import STAFF_ROLES, MemberRole
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
 CSV: dict[str, dict[str, object]] = {"text/csv": {}}
@@ -50,8 +53,13 @@ def _instructor(found: Annotated[CourseAccess, Depends(_member)]) -> CourseAcces
     return courses.as_instructor(found)
 
 
+def _staff(found: Annotated[CourseAccess, Depends(_member)]) -> CourseAccess:
+    return courses.as_staff(found)
+
+
 Member = Annotated[CourseAccess, Depends(_member)]
 Instructor = Annotated[CourseAccess, Depends(_instructor)]
+Staff = Annotated[CourseAccess, Depends(_staff)]
 
 
 def _public(session: SessionDep, course: Course, role: str) -> CoursePublic:
@@ -59,11 +67,11 @@ def _public(session: SessionDep, course: Course, role: str) -> CoursePublic:
         id=course.id,
         name=course.name,
         role=MemberRole(role).value,
-        join_code=course.join_code if role == MemberRole.INSTRUCTOR else None,
+        join_code=course.join_code if role in STAFF_ROLES else None,
         created_at=course.created_at,
         assignments=[
             AssignmentPublic.model_validate(a)
-            for a in courses.assignments_of(session=session, course=course)
+            for a in assignments.assignments_of(session=session, course=course)
         ],
     )
 
@@ -99,9 +107,20 @@ def get_course(access: Member, session: SessionDep) -> CoursePublic:
 
 
 @router.get("/{course_id}/members", response_model=MembersPublic)
-def list_members(access: Instructor, session: SessionDep) -> MembersPublic:
+def list_members(access: Staff, session: SessionDep) -> MembersPublic:
     rows = courses.members_of(session=session, course=access.course)
-    data = [MemberPublic(id=u.id, name=u.name, role=MemberRole(r).value) for u, r in rows]
+    groups = members.groups_of(session=session, course=access.course)
+    ids = members.student_ids_of(session=session, course=access.course)
+    data = [
+        MemberPublic(
+            id=u.id,
+            name=u.name,
+            role=MemberRole(r).value,
+            group=groups.get(u.id, ""),
+            student_id=ids.get(u.id, ""),
+        )
+        for u, r in rows
+    ]
     return MembersPublic(data=data, count=len(data))
 
 
@@ -109,60 +128,107 @@ def list_members(access: Instructor, session: SessionDep) -> MembersPublic:
 def assign_problem(
     body: AssignmentCreate, access: Instructor, session: SessionDep
 ) -> AssignmentPublic:
-    """Assign a published problem, or move its due date (null: no due date)."""
+    """Assign a published problem with its window, late policy and points, or change
+    them (every field is set again). A due date in the past is refused (409) unless
+    ``confirm_past_due``. Grades are recomputed, and sent to a linked LMS again."""
     if catalog.live_version(session, body.problem) is None:
         raise NotFoundError(f"Unknown problem {body.problem!r}.")
-    assignment = courses.assign(
-        session=session, course=access.course, problem=body.problem, due_at=body.due_at
+    settings = AssignmentSettings(**body.model_dump(exclude={"problem", "confirm_past_due"}))
+    assignment = assignments.assign(
+        session=session,
+        course=access.course,
+        problem=body.problem,
+        settings=settings,
+        confirm_past_due=body.confirm_past_due,
     )
+    gradebook.grades_changed(session, course=access.course, problem=body.problem)
     return AssignmentPublic.model_validate(assignment)
 
 
+@router.delete("/{course_id}/assignments/{slug}", status_code=status.HTTP_204_NO_CONTENT)
+def unassign_problem(slug: str, access: Instructor, session: SessionDep) -> Response:
+    """Take the problem off the grade book; its submits and settings are kept, and
+    assigning it again brings them back."""
+    assignments.unassign(session=session, course=access.course, problem=slug)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.delete("/{course_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_course(confirm_name: str, access: Instructor, session: SessionDep) -> Response:
+    """Delete the course (``confirm_name``: its exact name); learners keep their submits."""
+    courses.delete_course(session=session, course=access.course, confirm_name=confirm_name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
 @router.get("/{course_id}/grades", response_model=GradeMatrix)
-def grade_matrix(access: Instructor, session: SessionDep) -> GradeMatrix:
+def grade_matrix(access: Staff, session: SessionDep) -> GradeMatrix:
     matrix = gradebook.grade_matrix(session=session, course=access.course)
     learners = []
     for learner in matrix.learners:
         cells = []
         for assignment in matrix.problems:
-            cell = asdict(matrix.cell(learner, assignment.problem))
-            cells.append(CellPublic(problem=assignment.problem, **cell))
+            cell = matrix.cell(learner, assignment.problem)
+            values = asdict(cell) | {
+                "status": cell.status,
+                "points": matrix.points(learner, assignment),
+            }
+            values.pop("override")
+            values.pop("computed_score")
+            reason = cell.override.reason if cell.override else None
+            cells.append(CellPublic(problem=assignment.problem, override_reason=reason, **values))
         learners.append(
             LearnerGrades(
                 learner_id=learner.id,
                 learner=learner.name,
                 solved=matrix.solved_count(learner),
+                total_points=matrix.total(learner),
                 cells=cells,
             )
         )
     return GradeMatrix(
         course_id=access.course.id,
         problems=[AssignmentPublic.model_validate(a) for a in matrix.problems],
+        total_possible=matrix.total_possible(),
         learners=learners,
     )
 
 
 @router.get("/{course_id}/grades.csv", response_class=Response, responses={200: {"content": CSV}})
-def grades_csv(access: Instructor, session: SessionDep) -> Response:
-    """The grade matrix as a spreadsheet: per learner, per problem a score and a late flag."""
-    matrix = gradebook.grade_matrix(session=session, course=access.course)
-    return csv_response(exports.matrix_csv(matrix), f"grades-course-{access.course.id}.csv")
+def grades_csv(access: Staff, session: SessionDep, layout: str = "generic") -> Response:
+    """The grade book in points, raw and final, with a total (``generic``), or in
+    ``canvas`` or ``moodle``'s import layout."""
+    body = exports.grades_csv(session=session, course=access.course, layout=layout)
+    suffix = "" if layout == "generic" else f"-{layout}"
+    return csv_response(body, f"grades-course-{access.course.id}{suffix}.csv")
+
+
+@router.get(
+    "/{course_id}/overrides.csv", response_class=Response, responses={200: {"content": CSV}}
+)
+def overrides_csv(access: Staff, session: SessionDep) -> Response:
+    """Every score override, oldest first: who, when, the old and new score, why."""
+    body = exports.overrides_csv(session=session, course=access.course)
+    return csv_response(body, f"overrides-course-{access.course.id}.csv")
 
 
 @router.get(
     "/{course_id}/submissions.csv", response_class=Response, responses={200: {"content": CSV}}
 )
-def submissions_csv(access: Instructor, session: SessionDep) -> Response:
+def submissions_csv(access: Staff, session: SessionDep) -> Response:
     """Every submit made in the course, one row each, with its code."""
     body = exports.submissions_csv(session=session, course=access.course)
     return csv_response(body, f"submissions-course-{access.course.id}.csv")
 
 
 @router.get("/{course_id}/learners/{learner_id}/timeline", response_model=Timeline)
-def learner_timeline(learner_id: int, access: Instructor, session: SessionDep) -> Timeline:
-    """A learner's submits in the course, newest first, with what the course counts."""
+def learner_timeline(learner_id: int, access: Staff, session: SessionDep) -> Timeline:
+    """A learner's submits in the course, newest first, with what the course counts,
+    staff comments, and the learner's score overrides (the audit trail)."""
     learner = courses.course_learner(session=session, course=access.course, learner_id=learner_id)
     entries = timeline.timeline(session=session, course=access.course, learner=learner)
+    notes = comments.on_submissions(
+        session=session, submission_ids=[e.submission.id for e in entries], course=access.course
+    )
     return Timeline(
         learner_id=learner.id,
         learner=learner.name,
@@ -175,9 +241,17 @@ def learner_timeline(learner_id: int, access: Instructor, session: SessionDep) -
                 verdict=e.verdict,
                 score=e.score,
                 late=e.late,
+                counts=e.standing.counts,
+                why_not=e.standing.why_not,
+                kept_percent=e.standing.factor * 100,
                 problem_version=e.version,
+                comments=[CommentPublic.model_validate(c) for c in notes.get(e.submission.id, [])],
             )
             for e in entries
+        ],
+        overrides=[
+            OverridePublic.model_validate(o)
+            for o in overrides.history(session=session, course=access.course, learner_id=learner.id)
         ],
     )
 
@@ -208,7 +282,7 @@ def start_regrade(
 ) -> RegradePublic:
     """Re-run the course's submits of ``slug`` against a version, without changing any
     verdict until the regrade is applied."""
-    courses.require_assigned(session=session, course=access.course, slug=slug)
+    assignments.require_assigned(session=session, course=access.course, slug=slug)
     target = catalog.version_by_number(session, slug, body.version)
     if target is None:
         raise NotFoundError(f"No version {body.version} of {slug!r}.")

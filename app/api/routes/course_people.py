@@ -1,0 +1,144 @@
+"""The instructor's JSON API for a course's people and deadlines: members and staff,
+groups, student ids, and extensions (in bulk, all or nothing: 100 learners' worth in
+one request)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from fastapi import APIRouter, Request, Response, status
+
+from app.api.deps import SessionDep
+from app.api.routes.courses import Instructor, Staff
+from app.course_schemas import (
+    ExtensionPublic,
+    ExtensionsCreate,
+    ExtensionsPublic,
+    MemberCreate,
+    MemberPublic,
+    MemberUpdate,
+)
+from app.data import extensions, members
+from app.data.courses import CourseAccess
+from app.errors import InvalidInputError
+from app.models import Extension
+from app.reports import gradebook
+
+router = APIRouter(prefix="/api/courses", tags=["courses"])
+CSV_BODY_LIMIT = 1_000_000
+CSV_BODY = {"requestBody": {"content": {"text/csv": {"schema": {"type": "string"}}}}}
+
+
+@router.post(
+    "/{course_id}/members", status_code=status.HTTP_201_CREATED, response_model=MemberPublic
+)
+def add_member(body: MemberCreate, access: Instructor, session: SessionDep) -> MemberPublic:
+    """Add an account as a learner, a ta or an instructor, or change a member's role."""
+    user = members.by_name(session=session, name=body.user)
+    members.add(session=session, course=access.course, user=user, role=body.role)
+    return MemberPublic(id=user.id, name=user.name, role=body.role.value)
+
+
+@router.delete("/{course_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
+def remove_member(user_id: int, access: Instructor, session: SessionDep) -> Response:
+    """Remove a member; their submits stay, and adding them back restores their grades."""
+    members.remove(session=session, course=access.course, user_id=user_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.patch("/{course_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT)
+def update_member(
+    user_id: int, body: MemberUpdate, access: Instructor, session: SessionDep
+) -> Response:
+    """Put a learner in a group (a section, an accommodation), or in none."""
+    members.set_group(session=session, course=access.course, user_id=user_id, group=body.group)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+async def _csv_body(request: Request) -> str:
+    data = await request.body()
+    if len(data) > CSV_BODY_LIMIT:
+        raise InvalidInputError(
+            f"Nothing was changed: a CSV is at most {CSV_BODY_LIMIT // 1000} kB."
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInputError("Nothing was changed: the CSV is not UTF-8 text.") from None
+
+
+@router.post("/{course_id}/student-ids", openapi_extra=CSV_BODY)
+async def map_student_ids(
+    request: Request, access: Instructor, session: SessionDep
+) -> dict[str, int]:
+    """A CSV of ``user,student_id`` rows (a header first): all mapped, or none and
+    every bad row named."""
+    rows = list(csv.reader(io.StringIO(await _csv_body(request))))[1:]
+    mapped = members.map_student_ids(
+        session=session,
+        course=access.course,
+        rows=[(r[0], r[1] if len(r) > 1 else "") for r in rows if any(c.strip() for c in r)],
+    )
+    return {"mapped": mapped}
+
+
+def _public(found: list[Extension]) -> ExtensionsPublic:
+    data = [ExtensionPublic.model_validate(e) for e in found]
+    return ExtensionsPublic(data=data, count=len(data))
+
+
+def _resend(session: SessionDep, access: CourseAccess, made: list[Extension]) -> None:
+    for extension in made:
+        learners = extensions.affected_learners(
+            session=session, course=access.course, extension=extension
+        )
+        gradebook.grades_changed(
+            session, course=access.course, problem=extension.problem, learner_ids=learners
+        )
+
+
+@router.get("/{course_id}/extensions", response_model=ExtensionsPublic)
+def list_extensions(access: Staff, session: SessionDep) -> ExtensionsPublic:
+    return _public(extensions.of_course(session=session, course=access.course))
+
+
+@router.post(
+    "/{course_id}/extensions", status_code=status.HTTP_201_CREATED, response_model=ExtensionsPublic
+)
+def grant_extensions(
+    body: ExtensionsCreate, access: Instructor, session: SessionDep
+) -> ExtensionsPublic:
+    """Grant every extension listed (granting again replaces the date), or none: a 400
+    names each bad item. Grades are recomputed and sent to a linked LMS again."""
+    grants = [extensions.Grant(e.problem, e.due_at, e.user, e.group) for e in body.data]
+    made = extensions.grant_all(
+        session=session, course=access.course, grants=grants, by=access.user
+    )
+    _resend(session, access, made)
+    return _public(made)
+
+
+@router.post(
+    "/{course_id}/extensions.csv",
+    status_code=status.HTTP_201_CREATED,
+    response_model=ExtensionsPublic,
+    openapi_extra=CSV_BODY,
+)
+async def upload_extensions(
+    request: Request, access: Instructor, session: SessionDep
+) -> ExtensionsPublic:
+    """The same from a CSV (columns user or group, problem, due_at; a header first)."""
+    text = await _csv_body(request)
+    made = extensions.from_csv(session=session, course=access.course, text=text, by=access.user)
+    _resend(session, access, made)
+    return _public(made)
+
+
+@router.delete("/{course_id}/extensions/{extension_id}", status_code=status.HTTP_204_NO_CONTENT)
+def remove_extension(extension_id: int, access: Instructor, session: SessionDep) -> Response:
+    problem, learners = extensions.remove(
+        session=session, course=access.course, extension_id=extension_id
+    )
+    gradebook.grades_changed(session, course=access.course, problem=problem, learner_ids=learners)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,192 @@
+"""Similarity reports of an assignment, computed in the background.
+
+Staff start one for an assigned problem; a thread of the server fingerprints each
+learner's submit (``accepted``: their latest accepted one in the window; ``final``:
+their latest one in the window, whatever its verdict), leaves out the code every
+learner was given (the starter file and the statement's code blocks) and keeps the
+most similar pairs (app/reports/similarity.py). A report only flags: two learners
+may converge on the same short JAX function honestly, and staff decide.
+
+A report still ``running`` after ``STALE`` (its server stopped) counts as failed,
+and a new one may be started."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.core.db import session_scope
+from app.data import catalog
+from app.errors import ConflictError, InvalidInputError, NotFoundError
+from app.models import Course, SimilarityReport, Submission, User, utcnow
+from app.reports import similarity as fingerprints
+from app.reports.course_submissions import VERDICT, within
+from app.reports.windows import CourseWindows
+from app.vocabulary import SubmissionStatus
+from grader.verdicts import Verdict
+
+log = logging.getLogger(__name__)
+SCOPES = ("accepted", "final")
+STALE = timedelta(minutes=15)
+KEPT_PAIRS = 50
+RUNNING, READY, FAILED = "running", "ready", "failed"
+CODE_BLOCK = re.compile(r"```(?:python|py)?\n(.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PairView:
+    """One flagged pair as the pages and the API show it."""
+
+    left_submission: int
+    right_submission: int
+    left_learner: str
+    right_learner: str
+    similarity: float
+    jaccard: float
+    left_lines: list[tuple[int, int]]
+    right_lines: list[tuple[int, int]]
+
+
+def start(
+    *, session: Session, course: Course, problem: str, scope: str, by: User
+) -> SimilarityReport:
+    """A new report, ``running``; ``launch`` it once the transaction commits."""
+    if scope not in SCOPES:
+        raise InvalidInputError("A similarity report compares accepted or final submissions.")
+    busy = session.scalar(
+        select(SimilarityReport.id).where(
+            SimilarityReport.course_id == course.id,
+            SimilarityReport.problem == problem,
+            SimilarityReport.status == RUNNING,
+            SimilarityReport.created_at > utcnow() - STALE,
+        )
+    )
+    if busy is not None:
+        raise ConflictError("A similarity report of this problem is still being computed.")
+    report = SimilarityReport(course_id=course.id, problem=problem, scope=scope, created_by=by.id)
+    session.add(report)
+    session.flush()
+    return report
+
+
+def launch(report_id: int) -> threading.Thread:
+    thread = threading.Thread(target=run, args=(report_id,), name="similarity", daemon=True)
+    thread.start()
+    return thread
+
+
+def shared_code(session: Session, problem: str) -> list[str]:
+    """What every learner was given: the starter and the statement's code blocks."""
+    live = catalog.live_problem(session, problem)
+    if live is None:
+        return []
+    _version, found = live
+    return [found.starter, *CODE_BLOCK.findall(found.text("statement.md"))]
+
+
+def _chosen(session: Session, course: Course, report: SimilarityReport) -> dict[int, Submission]:
+    """Per learner, the submit the report compares (see the module's docstring)."""
+    windows = CourseWindows(session, course)
+    chosen: dict[int, Submission] = {}
+    rows = session.execute(
+        within(course, Submission, VERDICT)
+        .where(Submission.problem == report.problem, Submission.status == SubmissionStatus.DONE)
+        .order_by(Submission.id)
+    )
+    for submission, verdict in rows:
+        if not windows.standing(
+            submission.user_id, submission.problem, submission.created_at
+        ).counts:
+            continue
+        if report.scope == "final" or verdict == Verdict.ACCEPTED:
+            chosen[submission.user_id] = submission
+    return chosen
+
+
+def run(report_id: int) -> None:
+    """Compute the report (in its own transactions); a failure is stored on it."""
+    began = time.perf_counter()
+    try:
+        with session_scope() as session:
+            report = session.get_one(SimilarityReport, report_id)
+            course = session.get_one(Course, report.course_id)
+            chosen = _chosen(session, course, report)
+            names = {
+                u.id: u.name for u in session.scalars(select(User).where(User.id.in_(list(chosen))))
+            }
+            exclude = fingerprints.shared_code(*shared_code(session, report.problem))
+            by_id = {s.id: s for s in chosen.values()}
+            pairs = fingerprints.rank_pairs(
+                {s.id: s.code for s in chosen.values()}, exclude=exclude, limit=KEPT_PAIRS
+            )
+            report.pairs_json = json.dumps(
+                [
+                    {
+                        "left_submission": p.left,
+                        "right_submission": p.right,
+                        "left_learner": names.get(by_id[p.left].user_id, "?"),
+                        "right_learner": names.get(by_id[p.right].user_id, "?"),
+                        "similarity": round(p.similarity, 4),
+                        "jaccard": round(p.jaccard, 4),
+                        "left_lines": p.left_regions,
+                        "right_lines": p.right_regions,
+                    }
+                    for p in pairs
+                ]
+            )
+            report.submissions = len(chosen)
+            report.status = READY
+            report.finished_at = utcnow()
+            report.seconds = round(time.perf_counter() - began, 3)
+    except Exception as error:  # stored for staff to see; the server goes on
+        log.exception("similarity report %s failed", report_id)
+        with session_scope() as session:
+            report = session.get_one(SimilarityReport, report_id)
+            report.status, report.error = FAILED, f"{type(error).__name__}: {error}"[:500]
+            report.finished_at = utcnow()
+
+
+def status_of(report: SimilarityReport) -> str:
+    if report.status == RUNNING and report.created_at < utcnow() - STALE:
+        return FAILED
+    return report.status
+
+
+def pairs_of(report: SimilarityReport) -> list[PairView]:
+    rows = json.loads(report.pairs_json or "[]")
+    return [
+        PairView(
+            **{
+                **row,
+                "left_lines": [tuple(span) for span in row["left_lines"]],
+                "right_lines": [tuple(span) for span in row["right_lines"]],
+            }
+        )
+        for row in rows
+    ]
+
+
+def of_problem(*, session: Session, course: Course, problem: str) -> list[SimilarityReport]:
+    return list(
+        session.scalars(
+            select(SimilarityReport)
+            .where(SimilarityReport.course_id == course.id, SimilarityReport.problem == problem)
+            .order_by(SimilarityReport.id.desc())
+            .limit(10)
+        )
+    )
+
+
+def in_course(*, session: Session, course: Course, report_id: int) -> SimilarityReport:
+    report = session.get(SimilarityReport, report_id)
+    if report is None or report.course_id != course.id:
+        raise NotFoundError(f"No similarity report {report_id} in this course.")
+    return report

@@ -1,0 +1,290 @@
+"""A term of a course through the JSON API and the pages, on SQLite and PostgreSQL:
+windows (work before joining counts), extensions (one, a group's, a CSV that is all
+or nothing), late penalties in raw and final scores, overrides with their audit,
+comments the learner reads, teaching assistants, members removed and added back,
+unassigning, grade exports in three layouts, a similarity report."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime, timedelta
+
+from fastapi.testclient import TestClient
+
+from app.core.db import session_scope
+from app.models import Submission, User, utcnow
+from app.reports import similarity_runs
+from tests.app.conftest import BANK_SLUG, sign_in
+from tests.app.conftest import token_for as new_account
+
+_tokens: dict[str, dict[str, str]] = {}
+
+
+def token_for(name: str, role: str = "learner") -> dict[str, str]:
+    """The account's bearer header, made on first use (each test has a fresh database)."""
+    with session_scope() as session:
+        exists = session.query(User).filter_by(name=name).one_or_none()
+    if exists is None or name not in _tokens:
+        _tokens[name] = new_account(name, role)
+    return _tokens[name]
+
+
+CODE = "def f(x):\n    total = x.sum()\n    return total * 2\n"
+
+
+def graded(learner: str, *, score: float, when: datetime, code: str = CODE) -> int:
+    with session_scope() as session:
+        user = session.query(User).filter_by(name=learner).one()
+        row = Submission(user_id=user.id, problem=BANK_SLUG, mode="submit", code=code,
+                         status="done", verdict="accepted" if score == 1.0 else "wrong_answer",
+                         score=score, created_at=when, finished_at=when)  # fmt: skip
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def course_with(client: TestClient, *learners: str) -> tuple[int, dict[str, str]]:
+    teacher = token_for("teacher", role="instructor")
+    made = client.post("/api/courses", json={"name": "Term"}, headers=teacher).json()
+    for name in learners:
+        client.post("/api/courses/join", json={"code": made["join_code"]}, headers=token_for(name))
+    return made["id"], teacher
+
+
+def cells(client: TestClient, cid: int, teacher: dict[str, str]) -> dict[str, dict[str, object]]:
+    grades = client.get(f"/api/courses/{cid}/grades", headers=teacher).json()
+    return {
+        row["learner"]: row["cells"][0] | {"total": row["total_points"]}
+        for row in grades["learners"]
+    }
+
+
+def test_work_made_before_joining_counts_when_it_is_inside_the_window(client: TestClient) -> None:
+    token_for("ada")
+    opened = utcnow() - timedelta(days=2)
+    before_opening = graded("ada", score=1.0, when=opened - timedelta(days=1))
+    cid, teacher = course_with(client)
+    assigned = client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+                          json={"problem": BANK_SLUG, "opens_at": opened.isoformat()})  # fmt: skip
+    assert assigned.status_code == 200, assigned.text
+    in_window = graded("ada", score=1.0, when=opened + timedelta(hours=1))  # still not a member
+    code = client.get(f"/api/courses/{cid}", headers=teacher).json()["join_code"]
+    client.post("/api/courses/join", json={"code": code}, headers=token_for("ada"))
+    timeline = client.get(f"/api/courses/{cid}/learners/{_id('ada')}/timeline", headers=teacher)
+    assert [(e["submission_id"], e["counts"]) for e in timeline.json()["data"]] == [
+        (in_window, True)
+    ]
+    assert before_opening not in {e["submission_id"] for e in timeline.json()["data"]}
+    assert cells(client, cid, teacher)["ada"]["status"] == "solved"
+
+
+def _id(name: str) -> int:
+    with session_scope() as session:
+        return session.query(User).filter_by(name=name).one().id
+
+
+def test_a_due_date_in_the_past_needs_confirming(client: TestClient) -> None:
+    cid, teacher = course_with(client)
+    past = (utcnow() - timedelta(days=1)).isoformat()
+    body = {
+        "problem": BANK_SLUG,
+        "opens_at": (utcnow() - timedelta(days=5)).isoformat(),
+        "due_at": past,
+    }
+    refused = client.put(f"/api/courses/{cid}/assignments", json=body, headers=teacher)
+    assert refused.status_code == 409 and "in the past" in refused.json()["detail"]
+    confirmed = client.put(
+        f"/api/courses/{cid}/assignments", json=body | {"confirm_past_due": True}, headers=teacher
+    )
+    assert confirmed.status_code == 200
+
+
+def test_a_penalty_shows_raw_and_final_scores_and_an_extension_lifts_it(client: TestClient) -> None:
+    cid, teacher = course_with(client, "ada", "bob", "cy")
+    due = utcnow() - timedelta(days=3)
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={
+        "problem": BANK_SLUG, "opens_at": (due - timedelta(days=10)).isoformat(),
+        "due_at": due.isoformat(), "confirm_past_due": True, "late_policy": "penalty",
+        "penalty_percent": 20, "penalty_unit": "day", "penalty_floor_percent": 50, "max_points": 5,
+    })  # fmt: skip
+    for name in ("ada", "bob", "cy"):
+        graded(name, score=1.0, when=due + timedelta(days=1, hours=1))  # two started days late
+    found = cells(client, cid, teacher)
+    assert (found["ada"]["best_score"], found["ada"]["final_score"], found["ada"]["points"]) == (
+        1.0, 0.6, 3.0,
+    )  # fmt: skip
+    with session_scope() as session:  # cy is in a group that gets an extension
+        from app.models import CourseMember
+
+        session.query(CourseMember).filter_by(user_id=_id("cy")).one().group_name = "DRC"
+    granted = client.post(f"/api/courses/{cid}/extensions", headers=teacher, json={"data": [
+        {"problem": BANK_SLUG, "user": "bob", "due_at": (due + timedelta(days=2)).isoformat()},
+        {"problem": BANK_SLUG, "group": "DRC", "due_at": (due + timedelta(days=2)).isoformat()},
+    ]})  # fmt: skip
+    assert granted.status_code == 201, granted.text
+    found = cells(client, cid, teacher)
+    assert [found[n]["final_score"] for n in ("ada", "bob", "cy")] == [0.6, 1.0, 1.0]
+    assert found["bob"]["extended"] is True and found["bob"]["late"] is False
+    rows = list(
+        csv.reader(
+            io.StringIO(
+                client.get(f"/api/courses/{cid}/grades.csv", headers=teacher).text.lstrip("\ufeff")
+            )
+        )
+    )
+    assert rows[0][4:6] == [f"{BANK_SLUG} raw", f"{BANK_SLUG} final"]
+    assert rows[1][0] == "ada" and rows[1][4:6] == ["5", "3"] and rows[1][-1] == "3"
+    # A policy change recomputes at once.
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={
+        "problem": BANK_SLUG, "due_at": due.isoformat(), "confirm_past_due": True, "max_points": 5,
+    })  # fmt: skip
+    assert cells(client, cid, teacher)["ada"]["final_score"] == 1.0
+
+
+def test_an_extensions_csv_changes_nothing_until_every_row_is_good(client: TestClient) -> None:
+    cid, teacher = course_with(client, "ada", "bob")
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+               json={"problem": BANK_SLUG, "due_at": "2031-01-01T00:00:00"})  # fmt: skip
+    bad = (
+        "user,problem,due_at\n"
+        f"ada,{BANK_SLUG},2031-02-01T00:00\n"
+        f"nobody,{BANK_SLUG},2031-02-01T00:00\n"
+        "bob,not-a-problem,2031-02-01T00:00\n"
+        f"bob,{BANK_SLUG},next tuesday\n"
+    )
+    refused = client.post(f"/api/courses/{cid}/extensions.csv", content=bad, headers=teacher)
+    assert refused.status_code == 400
+    message = refused.json()["detail"]
+    assert message.startswith("Nothing was changed.")
+    assert all(f"row {n}" in message for n in (3, 4, 5)) and "row 2" not in message
+    assert client.get(f"/api/courses/{cid}/extensions", headers=teacher).json()["count"] == 0
+    good = "\ufeffuser,problem,due_at\n" + f"ada,{BANK_SLUG},2031-02-01T00:00+01:00\n"
+    made = client.post(f"/api/courses/{cid}/extensions.csv", content=good, headers=teacher)
+    assert made.status_code == 201, made.text
+    assert made.json()["data"][0]["due_at"].startswith("2031-01-31T23:00")
+
+
+def test_overrides_need_a_reason_and_are_audited_and_comments_reach_the_learner(
+    client: TestClient,
+) -> None:
+    cid, teacher = course_with(client, "ada")
+    ta = token_for("tess")
+    assert client.post(f"/api/courses/{cid}/members", json={"user": "tess", "role": "ta"},
+                       headers=teacher).status_code == 201  # fmt: skip
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    sid = graded("ada", score=0.5, when=utcnow())
+    url = f"/api/courses/{cid}/learners/{_id('ada')}/problems/{BANK_SLUG}/override"
+    assert client.put(url, json={"points": 9, "reason": ""}, headers=ta).status_code == 422
+    assert client.put(url, json={"points": 11, "reason": "x"}, headers=ta).status_code == 400
+    made = client.put(url, json={"points": 9, "reason": "graded the plot by hand"}, headers=ta)
+    assert made.status_code == 200, made.text
+    assert (made.json()["old_score"], made.json()["score"]) == (0.5, 0.9)
+    assert cells(client, cid, teacher)["ada"]["override_reason"] == "graded the plot by hand"
+    audit = client.get(f"/api/courses/{cid}/overrides.csv", headers=ta).text
+    assert "tess" in audit and "graded the plot by hand" in audit and "0.5000,0.9000" in audit
+    # TAs grade but do not run the course.
+    assert client.post(f"/api/courses/{cid}/members", json={"user": "ada", "role": "ta"},
+                       headers=ta).status_code == 403  # fmt: skip
+    assert client.put(f"/api/courses/{cid}/assignments", json={"problem": BANK_SLUG},
+                      headers=ta).status_code == 403  # fmt: skip
+    said = client.post(f"/api/courses/{cid}/submissions/{sid}/comments",
+                       json={"body": "Sum over the batch axis only."}, headers=ta)  # fmt: skip
+    assert said.status_code == 201
+    page_client = client
+    page_client.cookies.clear()
+    sign_in(page_client, "ada")
+    problem_page = page_client.get(f"/problems/{BANK_SLUG}").text
+    assert "1 comment from course staff" in problem_page
+    assert "Sum over the batch axis only." in problem_page
+
+
+def test_members_removed_and_added_back_keep_their_grades(client: TestClient) -> None:
+    cid, teacher = course_with(client, "ada")
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    graded("ada", score=1.0, when=utcnow())
+    ada = _id("ada")
+    assert client.delete(f"/api/courses/{cid}/members/{ada}", headers=teacher).status_code == 204
+    assert client.get(f"/api/courses/{cid}", headers=token_for("ada")).status_code == 404
+    assert (
+        client.post(
+            f"/api/courses/{cid}/members", json={"user": "ada"}, headers=teacher
+        ).status_code
+        == 201
+    )
+    assert cells(client, cid, teacher)["ada"]["status"] == "solved"
+    only = client.delete(f"/api/courses/{cid}/members/{_id('teacher')}", headers=teacher)
+    assert only.status_code == 409  # a course keeps an instructor
+    assert (
+        client.delete(f"/api/courses/{cid}/assignments/{BANK_SLUG}", headers=teacher).status_code
+        == 204
+    )
+    assert client.get(f"/api/courses/{cid}/grades", headers=teacher).json()["problems"] == []
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    assert cells(client, cid, teacher)["ada"]["status"] == "solved"  # history was kept
+
+
+def test_grade_exports_in_canvas_and_moodle_layouts(client: TestClient) -> None:
+    cid, teacher = course_with(client, "ada")
+    with session_scope() as session:
+        user = session.query(User).filter_by(name="ada").one()
+        user.display_name, user.email, user.student_id = "Ada Lovelace", "ada@uni.example", "S42"
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+               json={"problem": BANK_SLUG, "max_points": 4})  # fmt: skip
+    graded("ada", score=1.0, when=utcnow())
+    canvas = list(
+        csv.reader(
+            io.StringIO(
+                client.get(
+                    f"/api/courses/{cid}/grades.csv?layout=canvas", headers=teacher
+                ).text.lstrip("\ufeff")
+            )
+        )
+    )
+    assert canvas[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert canvas[1][0] == "Points Possible" and canvas[1][5] == "4"
+    assert canvas[2][:6] == ["Ada Lovelace", "", "S42", "ada@uni.example", "", "4"]
+    moodle = list(
+        csv.reader(
+            io.StringIO(
+                client.get(
+                    f"/api/courses/{cid}/grades.csv?layout=moodle", headers=teacher
+                ).text.lstrip("\ufeff")
+            )
+        )
+    )
+    assert moodle[0][:4] == ["First name", "Last name", "ID number", "Email address"]
+    assert moodle[1][:6] == ["Ada", "Lovelace", "S42", "ada@uni.example", "ada", "4"]
+    assert (
+        client.get(f"/api/courses/{cid}/grades.csv?layout=excel", headers=teacher).status_code
+        == 400
+    )
+
+
+def test_a_similarity_report_flags_a_renamed_copy(client: TestClient) -> None:
+    cid, teacher = course_with(client, "ada", "bob", "cy")
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    original = (
+        "import jax.numpy as jnp\n\ndef step(params, batch, lr):\n"
+        "    grads = jnp.mean(batch, axis=0) * params\n    scaled = grads * lr\n"
+        "    updated = params - scaled\n    norm = jnp.sqrt(jnp.sum(updated ** 2))\n"
+        "    return updated / jnp.maximum(norm, 1.0)\n"
+    )
+    copy = original.replace("grads", "g").replace("scaled", "s").replace("updated", "new")
+    other = (
+        "import jax\n\ndef step(p, b, lr):\n    def loss(q):\n        return (q * b).sum()\n"
+        "    return jax.tree_util.tree_map(lambda a, d: a - lr * d, p, jax.grad(loss)(p))\n"
+    )
+    for name, code in (("ada", original), ("bob", "# mine\n" + copy), ("cy", other)):
+        graded(name, score=1.0, when=utcnow(), code=code)
+    started = client.post(f"/api/courses/{cid}/problems/{BANK_SLUG}/similarity",
+                          json={"scope": "accepted"}, headers=teacher)  # fmt: skip
+    assert started.status_code == 202, started.text
+    similarity_runs.run(started.json()["id"])  # as the background thread does (idempotent)
+    report = client.get(
+        f"/api/courses/{cid}/similarity/{started.json()['id']}", headers=teacher
+    ).json()
+    assert report["status"] == "ready" and report["submissions"] == 3
+    top = report["pairs"][0]
+    assert {top["left_learner"], top["right_learner"]} == {"ada", "bob"}
+    assert top["similarity"] >= 0.8
