@@ -220,9 +220,7 @@ def assign_problem(
             confirm_past_due=confirm_past_due == "yes",
         )
     except PastDueError as error:  # a question for the instructor, not a failure: 200
-        return _course_page(
-            request, session, access, view=view, confirm=form, error=str(error)
-        )
+        return _course_page(request, session, access, view=view, confirm=form, error=str(error))
     except DomainError as error:
         return _course_page(
             request, session, access, view=view, status_code=error.status, error=str(error)
