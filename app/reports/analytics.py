@@ -3,6 +3,7 @@ the most frequent diagnoses and failing cases (all from stored verdicts)."""
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -12,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.data.courses import learners_of
 from app.models import Course, Submission
 from app.reports.course_submissions import RESULT_JSON, VERDICT, within
+from app.reports.gradebook import Matrix, grade_matrix
 from app.vocabulary import SubmissionStatus
 from grader.report import GradeReport
 from grader.verdicts import Verdict
@@ -29,6 +31,9 @@ class ProblemStats:
     diagnoses: list[tuple[str, int]] = field(default_factory=list)
     failing_cases: list[tuple[str, int]] = field(default_factory=list)
     verdicts: list[tuple[str, int]] = field(default_factory=list)
+    max_points: float = 0.0
+    mean_raw_points: float = 0.0  # over the course's learners, before the late policy
+    mean_final_points: float = 0.0  # after it and any override: what the grade book counts
 
     @property
     def solve_rate(self) -> float:
@@ -89,6 +94,7 @@ def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemS
     stats.diagnoses = diagnoses.most_common(MOST)
     stats.failing_cases = failing.most_common(MOST)
     stats.verdicts = verdicts.most_common()
+    _points(stats, grade_matrix(session=session, course=course, problem=problem))
     if first_solved:
         day, last = min(first_solved.values()), max(first_solved.values())
         per_day = Counter(first_solved.values())
@@ -98,3 +104,14 @@ def problem_stats(*, session: Session, course: Course, problem: str) -> ProblemS
             stats.solved_by_day.append((day, total))
             day += timedelta(days=1)
     return stats
+
+
+def _points(stats: ProblemStats, matrix: Matrix) -> None:
+    """Mean raw and final points of the problem's column in the grade book."""
+    if not matrix.problems or not matrix.learners:
+        return
+    (assignment,) = matrix.problems
+    cells = [matrix.cell(learner, assignment.problem) for learner in matrix.learners]
+    stats.max_points = assignment.max_points
+    stats.mean_raw_points = statistics.fmean(c.best_score for c in cells) * assignment.max_points
+    stats.mean_final_points = statistics.fmean(c.final_score for c in cells) * assignment.max_points

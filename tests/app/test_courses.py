@@ -254,6 +254,7 @@ def test_the_analytics_page_draws_charts_and_tables(browser: TestClient, seeded:
     assert page.status_code == 200
     assert page.text.count('<svg class="chart"') == 2
     assert "2 of 3 learners solved it (67%)" in page.text
+    assert "mean points 6.67 final, 6.67 raw, of 10" in page.text  # ada and bob: 10 each
     assert DIAGNOSIS in page.text and "h2 (hidden)" in page.text
     assert browser.get(f"/courses/{seeded}/problems/optax-multisteps").status_code == 404
 
