@@ -1,19 +1,24 @@
 """Grade passback (AGS) through the outbox, against the platform server: a graded submit
-sends the learner's best score to the link's line item with a client-credentials
-token; an LMS that is down gets the grade later, exactly once; a refusal for good is
+sends the learner's final score to the link's line item with a client-credentials
+token; a late policy or an override changed afterwards sends it again; an LMS that is down gets the grade later, exactly once; a refusal for good is
 shown as failed with the platform's answer and sent again on ``resend``."""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.core.db import session_scope
-from app.data import submissions
+from app.data import assignments, submissions
+from app.data.assignments import AssignmentSettings
 from app.grading import queue
 from app.lti import outbox
-from app.models import LtiAccount, LtiResourceLink, LtiScore, User
+from app.models import Course, LtiAccount, LtiResourceLink, LtiScore, User, utcnow
+from app.reports import gradebook, hand_grading
+from app.vocabulary import LatePolicy
 from tests.app.conftest import in_process_client
 from tests.app.lti.conftest import ADA, GRACE, SLUG, launch
 from tests.lti_platform import CLIENT_ID, Platform
@@ -286,3 +291,47 @@ def test_linking_a_problem_learners_solved_already_sends_their_scores(
     assert outbox.deliver_due() == 1
     (second,) = [s for s in platform.scores_for(GRACE.sub) if s["lineitem"] == lineitem]
     assert second["body"]["scoreGiven"] == 100.0
+
+
+def test_a_late_policy_and_an_override_send_the_changed_score_again(
+    client: TestClient, platform: Platform
+) -> None:
+    """The LMS gets the grade book's final score: a penalty set after the fact lowers
+    it, an override replaces it; each change is sent without any new submit."""
+    course_with_learner(client, platform)
+    graded_submit(GRACE.sub, 1.0, "accepted")
+    assert outbox.deliver_due() == 1
+    with session_scope() as session:
+        (course,) = session.scalars(select(Course))
+        now = utcnow()
+        assignments.assign(
+            session=session,
+            course=course,
+            problem=SLUG,
+            settings=AssignmentSettings(
+                opens_at=now - timedelta(days=1),
+                due_at=now - timedelta(minutes=90),  # the submit was an hour and a half late
+                late_policy=LatePolicy.PENALTY,
+                penalty_percent=25.0,
+                penalty_unit="hour",
+            ),
+            confirm_past_due=True,
+        )
+        assert gradebook.grades_changed(session, course=course, problem=SLUG) == 1
+    assert outbox.deliver_due() == 1
+    with session_scope() as session:
+        (course,) = session.scalars(select(Course))
+        grace = session.scalar(select(LtiAccount).where(LtiAccount.sub == GRACE.sub))
+        ada = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
+        assert grace is not None and ada is not None
+        hand_grading.override(
+            session,
+            course=course,
+            learner_id=grace.user_id,
+            slug=SLUG,
+            points=4.0,
+            reason="the plot was missing",
+            by=session.get_one(User, ada.user_id),
+        )
+    assert outbox.deliver_due() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [100.0, 50.0, 40.0]
