@@ -13,7 +13,13 @@ reindented, rewrapped, commented, two statements swapped, one padded with a help
 The starter is excluded, as the platform would. Exits 1 unless the disguised copies
 are the top pairs of the ranking.
 
+``--through-report`` measures what staff wait for instead: the same class stored as
+one accepted submit per learner of a course in a throwaway SQLite database, a
+report started through the JSON API (``POST .../similarity``) and polled until it
+is ready, on the background thread the server uses.
+
     .venv/bin/python -m bench.similarity [--problem SLUG] [--submissions 300] [--copies 6]
+    .venv/bin/python -m bench.similarity --through-report
 """
 
 from __future__ import annotations
@@ -24,9 +30,21 @@ import copy
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
 
+from fastapi.testclient import TestClient
+
+from app.core.config import settings
+from app.core.db import migrate, session_scope
+from app.core.security import hash_password
+from app.data import accounts, api_tokens, assignments, catalog, courses
+from app.data.assignments import AssignmentSettings
+from app.main import create_app
+from app.models import CourseMember, Submission, User
 from app.reports.similarity import (
     COMMON_FRACTION,
     KNOWN_NAMES,
@@ -453,6 +471,51 @@ def simulated_class(
     return submissions, planted, len(bases) - 1
 
 
+def through_report(problem: str, submissions: dict[str, str]) -> float:
+    """Seconds from starting a report through the API to reading it ready."""
+    with tempfile.TemporaryDirectory() as folder:
+        settings.database_url = f"sqlite:///{Path(folder) / 'bench.db'}"
+        migrate()
+        opened = datetime(2026, 1, 1)
+        with session_scope() as session:
+            catalog.sync(session)
+            teacher = accounts.create_user(
+                session=session, name="teacher", password="long bench password", role="instructor"
+            )
+            token = api_tokens.create(session=session, user=teacher)[0]
+            course = courses.create_course(session=session, name="Big", instructor=teacher)
+            assignments.assign(session=session, course=course, problem=problem,
+                               settings=AssignmentSettings(opens_at=opened))  # fmt: skip
+            password = hash_password("long bench password")
+            for number, code in enumerate(submissions.values()):
+                user = User(name=f"l{number:04d}", canonical_name=f"l{number:04d}",
+                            password_hash=password)  # fmt: skip
+                session.add(user)
+                session.flush()
+                session.add(CourseMember(course_id=course.id, user_id=user.id, role="learner"))
+                session.add(Submission(user_id=user.id, problem=problem, code=code, mode="submit",
+                                       status="done", verdict="accepted", score=1.0,
+                                       created_at=opened + timedelta(hours=number)))  # fmt: skip
+            course_id = course.id
+        headers = {"Authorization": f"Bearer {token}"}
+        with TestClient(create_app(workers=0, prepare=False)) as client:
+            started = time.perf_counter()
+            report = client.post(f"/api/courses/{course_id}/problems/{problem}/similarity",
+                                 json={"scope": "accepted"}, headers=headers).json()  # fmt: skip
+            while report["status"] == "running":
+                time.sleep(0.05)
+                report = client.get(
+                    f"/api/courses/{course_id}/similarity/{report['id']}", headers=headers
+                ).json()
+            waited = time.perf_counter() - started
+        print(
+            f"through the API: {report['submissions']} submissions, report {report['status']}"
+            f" after {waited:.2f} s (the thread's own time: {report['seconds']:.2f} s),"
+            f" {len(report['pairs'])} pairs kept"
+        )
+        return waited
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -462,11 +525,15 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=6)
     parser.add_argument("--common-fraction", type=float, default=COMMON_FRACTION)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--through-report", action="store_true", help="time a report via the API")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     submissions, planted, mistakes = simulated_class(
         args.problem, args.submissions, args.copies, rng
     )
+    if args.through_report:
+        through_report(args.problem, submissions)
+        return
     starter = PROJECT_ROOT / "problems" / args.problem / "starter.py"
     exclude = shared_code(starter.read_text())
 

@@ -103,15 +103,14 @@ def assign(
             f"The due date {wanted.due_at:%Y-%m-%d %H:%M} UTC is in the past: every submit"
             " from now on is late. Confirm to assign it anyway."
         )
-    assignment = existing or Assignment(course_id=course.id, problem=problem)
+    now = utcnow()
+    opens_at = wanted.opens_at or (existing.opens_at if existing else now)
+    if wanted.due_at is not None and wanted.due_at < opens_at:
+        raise InvalidInputError("The due date is before the assignment opens.")
+    assignment = existing or Assignment(course_id=course.id, problem=problem, assigned_at=now)
     if existing is None:
         session.add(assignment)
-        assignment.assigned_at = utcnow()
-        assignment.opens_at = wanted.opens_at or assignment.assigned_at
-    elif wanted.opens_at is not None:
-        assignment.opens_at = wanted.opens_at
-    if wanted.due_at is not None and wanted.due_at < assignment.opens_at:
-        raise InvalidInputError("The due date is before the assignment opens.")
+    assignment.opens_at = opens_at
     assignment.removed_at = None
     assignment.due_at = wanted.due_at
     assignment.late_policy = wanted.late_policy

@@ -220,8 +220,10 @@ def assign_problem(
             confirm_past_due=confirm_past_due == "yes",
         )
     except PastDueError as error:  # a question for the instructor, not a failure: 200
+        session.rollback()
         return _course_page(request, session, access, view=view, confirm=form, error=str(error))
     except DomainError as error:
+        session.rollback()
         return _course_page(
             request, session, access, view=view, status_code=error.status, error=str(error)
         )

@@ -288,3 +288,24 @@ def test_a_similarity_report_flags_a_renamed_copy(client: TestClient) -> None:
     top = report["pairs"][0]
     assert {top["left_learner"], top["right_learner"]} == {"ada", "bob"}
     assert top["similarity"] >= 0.8
+
+
+def test_refused_settings_leave_nothing_behind(client: TestClient) -> None:
+    cid, teacher = course_with(client)
+    for body in (
+        {"due_at": "2030-01-01T00:00:00", "opens_at": "2030-02-01T00:00:00"},  # due before opening
+        {"late_policy": "penalty"},  # a late policy without a due date
+        {"due_at": "2030-01-01T00:00:00", "late_cutoff_at": "2029-12-01T00:00:00"},
+    ):
+        refused = client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+                             json={"problem": BANK_SLUG} | body)  # fmt: skip
+        assert refused.status_code == 400, (body, refused.text)
+    assert client.get(f"/api/courses/{cid}", headers=teacher).json()["assignments"] == []
+    client.cookies.clear()
+    token = sign_in(client, "teacher")
+    page = client.post(f"/courses/{cid}/assignments", data={
+        "problem": BANK_SLUG, "due": "2030-01-01T00:00", "opens": "2030-02-01T00:00",
+        "csrf_token": token,
+    })  # fmt: skip
+    assert page.status_code == 400 and "before the assignment opens" in page.text
+    assert client.get(f"/api/courses/{cid}", headers=teacher).json()["assignments"] == []
