@@ -33,13 +33,27 @@ class AssignmentPublic(BaseModel):
     max_points: float
 
 
+class StandingPublic(BaseModel):
+    """A learner's own standing on one assignment."""
+
+    problem: str
+    status: str = Field(description="solved, late, attempted or not started.")
+    due_at: datetime | None = Field(description="Their due date, extension included (UTC).")
+    extended: bool
+    points: float
+    max_points: float
+
+
 class CoursePublic(BaseModel):
     id: int
     name: str
-    role: str = Field(description="instructor or learner")
-    join_code: str | None = Field(None, description="Instructors only.")
+    role: str = Field(description="instructor, ta or learner")
+    join_code: str | None = Field(None, description="Staff only.")
     created_at: datetime
     assignments: list[AssignmentPublic] = Field(default_factory=list)
+    standing: list[StandingPublic] | None = Field(
+        None, description="Learners only: their status, due date and points per assignment."
+    )
 
 
 class CoursesPublic(BaseModel):

@@ -98,6 +98,17 @@ class SubmissionPublic(BaseModel):
     hidden_output_withheld: bool | None = None
     versions: dict[str, str] | None = None
     seconds: float | None = None
+    comments: list[StaffComment] = Field(
+        default_factory=list, description="Comments course staff left on it, oldest first."
+    )
+
+
+class StaffComment(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    author_name: str
+    body: str
+    created_at: datetime
 
 
 class TokenCreate(BaseModel):

@@ -125,6 +125,10 @@ def test_a_penalty_shows_raw_and_final_scores_and_an_extension_lifts_it(client: 
     assert granted.status_code == 201, granted.text
     found = cells(client, cid, teacher)
     assert [found[n]["final_score"] for n in ("ada", "bob", "cy")] == [0.6, 1.0, 1.0]
+    (mine,) = client.get(f"/api/courses/{cid}", headers=token_for("ada")).json()["standing"]
+    assert (mine["status"], mine["points"], mine["max_points"]) == ("late", 3.0, 5.0)
+    (theirs,) = client.get(f"/api/courses/{cid}", headers=token_for("bob")).json()["standing"]
+    assert (theirs["status"], theirs["extended"], theirs["points"]) == ("solved", True, 5.0)
     assert found["bob"]["extended"] is True and found["bob"]["late"] is False
     rows = list(
         csv.reader(
@@ -191,6 +195,10 @@ def test_overrides_need_a_reason_and_are_audited_and_comments_reach_the_learner(
     said = client.post(f"/api/courses/{cid}/submissions/{sid}/comments",
                        json={"body": "Sum over the batch axis only."}, headers=ta)  # fmt: skip
     assert said.status_code == 201
+    own = client.get(f"/api/submissions/{sid}", headers=token_for("ada")).json()
+    assert [(c["author_name"], c["body"]) for c in own["comments"]] == [
+        ("tess", "Sum over the batch axis only.")
+    ]
     page_client = client
     page_client.cookies.clear()
     sign_in(page_client, "ada")

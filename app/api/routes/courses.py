@@ -29,6 +29,7 @@ from app.course_schemas import (
     RegradeChange,
     RegradeCreate,
     RegradePublic,
+    StandingPublic,
     Timeline,
     TimelineEntryPublic,
 )
@@ -37,7 +38,7 @@ from app.data.assignments import AssignmentSettings
 from app.data.courses import CourseAccess
 from app.errors import NotFoundError
 from app.grading.notifications import announce_new_work
-from app.models import Course, Regrade
+from app.models import Course, Regrade, User
 from app.reports import exports, gradebook, timeline
 from app.vocabulary import STAFF_ROLES, MemberRole
 
@@ -62,24 +63,39 @@ Instructor = Annotated[CourseAccess, Depends(_instructor)]
 Staff = Annotated[CourseAccess, Depends(_staff)]
 
 
-def _public(session: SessionDep, course: Course, role: str) -> CoursePublic:
+def _public(session: SessionDep, course: Course, role: str, user: User) -> CoursePublic:
+    found = assignments.assignments_of(session=session, course=course)
+    standing = None
+    if role == MemberRole.LEARNER:
+        mine = gradebook.grade_matrix(session=session, course=course, learner_ids=[user.id])
+        standing = [
+            StandingPublic(
+                problem=a.problem,
+                status=(cell := mine.cell(user, a.problem)).status,
+                due_at=cell.due_at,
+                extended=cell.extended,
+                points=cell.final_score * a.max_points,
+                max_points=a.max_points,
+            )
+            for a in found
+        ]
     return CoursePublic(
         id=course.id,
         name=course.name,
         role=MemberRole(role).value,
         join_code=course.join_code if role in STAFF_ROLES else None,
         created_at=course.created_at,
-        assignments=[
-            AssignmentPublic.model_validate(a)
-            for a in assignments.assignments_of(session=session, course=course)
-        ],
+        assignments=[AssignmentPublic.model_validate(a) for a in found],
+        standing=standing,
     )
 
 
 @router.get("", response_model=CoursesPublic)
 def list_courses(user: CurrentUser, session: SessionDep) -> CoursesPublic:
     """The caller's courses, as instructor or learner."""
-    found = [_public(session, c, r) for c, r in courses.courses_of(session=session, user=user)]
+    found = [
+        _public(session, c, r, user) for c, r in courses.courses_of(session=session, user=user)
+    ]
     return CoursesPublic(data=found, count=len(found))
 
 
@@ -87,7 +103,7 @@ def list_courses(user: CurrentUser, session: SessionDep) -> CoursesPublic:
 def create_course(body: CourseCreate, user: CurrentUser, session: SessionDep) -> CoursePublic:
     """A new course with the caller as its instructor (instructor and admin accounts)."""
     course = courses.create_course(session=session, name=body.name, instructor=user)
-    return _public(session, course, MemberRole.INSTRUCTOR)
+    return _public(session, course, MemberRole.INSTRUCTOR, user)
 
 
 @router.post("/join", response_model=CoursePublic)
@@ -98,12 +114,12 @@ def join_course(
         session=session, code=body.code, user=user, address=client_address(request)
     )
     role = courses.membership(session=session, course=course, user=user) or MemberRole.LEARNER
-    return _public(session, course, role)
+    return _public(session, course, role, user)
 
 
 @router.get("/{course_id}", response_model=CoursePublic)
 def get_course(access: Member, session: SessionDep) -> CoursePublic:
-    return _public(session, access.course, access.role)
+    return _public(session, access.course, access.role, access.user)
 
 
 @router.get("/{course_id}/members", response_model=MembersPublic)

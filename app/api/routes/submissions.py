@@ -10,12 +10,12 @@ from sqlalchemy.exc import IntegrityError
 
 from app.api.deps import CurrentUser, SessionDep
 from app.core.config import grader_settings, settings
-from app.data import catalog
+from app.data import catalog, comments
 from app.data import submissions as submission_data
 from app.grading import queue
 from app.grading.notifications import announce_new_work
 from app.models import Submission
-from app.schemas import SubmissionCreate, SubmissionCreated, SubmissionPublic
+from app.schemas import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
 from grader.feedback import learner_view
 from grader.report import GradeReport
@@ -98,6 +98,8 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
     )
     if submission.status == SubmissionStatus.QUEUED:
         state.position = queue.queue_position(session, submission)
+    notes = comments.on_submissions(session=session, submission_ids=[submission.id])
+    state.comments = [StaffComment.model_validate(c) for c in notes.get(submission.id, [])]
     report = GradeReport.from_stored(submission.result_json)
     if submission.status == SubmissionStatus.DONE and report is not None:
         # The learner's own view: hidden cases say their verdict and nothing more.
