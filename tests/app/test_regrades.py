@@ -15,7 +15,7 @@ from app.core.db import session_scope
 from app.data import accounts, assignments, catalog, courses, regrades
 from app.data import submissions as submission_data
 from app.grading.worker import EmbeddedWorkers
-from app.models import Course, CourseMember, PastVerdict, Regrade, Submission, User
+from app.models import Course, PastVerdict, Regrade, Submission, User
 from app.reports.course_submissions import VERDICT, VERSION_ID, within
 from grader.grade import grade
 from grader.problem import Problem
@@ -309,10 +309,8 @@ def test_a_regrade_applied_in_one_course_changes_only_that_course(
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         courses.join_course(session=session, code=other.join_code, user=ada, address="test")
-        for member in session.scalars(
-            select(CourseMember).where(CourseMember.course_id == other.id)
-        ):
-            member.joined_at = datetime(2020, 1, 1)  # ada's submit counts there too
+        for assignment in assignments.assignments_of(session=session, course=other):
+            assignment.opens_at = datetime(2020, 1, 1)  # ada's earlier submit counts there too
         other_id = other.id
     assert verdicts(other_id) == {"ada": ("wrong_answer", 1)}
     new_version(private_bank, statement=FIXED)
