@@ -98,8 +98,8 @@ class SubmissionPublic(BaseModel):
     hidden_output_withheld: bool | None = None
     versions: dict[str, str] | None = None
     seconds: float | None = None
-    comments: list[StaffComment] = Field(
-        default_factory=list, description="Comments course staff left on it, oldest first."
+    comments: list[StaffComment] | None = Field(
+        None, description="Once done: comments course staff left on it, oldest first."
     )
 
 

@@ -98,14 +98,15 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
     )
     if submission.status == SubmissionStatus.QUEUED:
         state.position = queue.queue_position(session, submission)
-    notes = comments.on_submissions(session=session, submission_ids=[submission.id])
-    state.comments = [StaffComment.model_validate(c) for c in notes.get(submission.id, [])]
     report = GradeReport.from_stored(submission.result_json)
     if submission.status == SubmissionStatus.DONE and report is not None:
         # The learner's own view: hidden cases say their verdict and nothing more.
         shown = learner_view(report)
         for name in REPORT_FIELDS:
             setattr(state, name, getattr(shown, name))
+    if submission.status == SubmissionStatus.DONE:
+        notes = comments.on_submissions(session=session, submission_ids=[submission.id])
+        state.comments = [StaffComment.model_validate(c) for c in notes.get(submission.id, [])]
     return state
 
 
