@@ -6,11 +6,25 @@ import numpy as np
 from grader.cases import Case
 
 
+# A batch whose rows nearly coincide in a feature standardises by a tiny deviation:
+# correct float32 code then differs from the reference by more than the tolerance
+# (Flax's BatchNorm computes E[x^2] - E[x]^2, which cancels). Batches are drawn
+# again until every feature's largest |x| is at most this many of its deviations.
+MAX_CONDITION = 20.0
+
+
+def _condition(batches):
+    x = batches.astype(np.float64)
+    return float((np.abs(x).max(axis=1) / x.std(axis=1)).max())
+
+
 def _case(name, *, draw, t, b, e, d, sample=False):
     rng = np.random.default_rng(14000 + draw)
     scale = rng.uniform(0.5, 3.0, size=(d,))
     offset = rng.uniform(-2.0, 2.0, size=(d,))
     batches = offset + scale * rng.normal(size=(t, b, d))
+    while _condition(batches) > MAX_CONDITION:
+        batches = offset + scale * rng.normal(size=(t, b, d))
     eval_batch = 0.5 + offset + scale * rng.normal(size=(e, d))
     return Case(
         name,
