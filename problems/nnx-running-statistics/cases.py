@@ -5,7 +5,6 @@ import numpy as np
 
 from grader.cases import Case
 
-
 # A batch whose rows nearly coincide in a feature standardises by a tiny deviation:
 # correct float32 code then differs from the reference by more than the tolerance
 # (Flax's BatchNorm computes E[x^2] - E[x]^2, which cancels). Batches are drawn
