@@ -23,6 +23,7 @@ from app.api.routes import courses as course_api
 from app.api.routes import problems, submissions, tokens
 from app.core.admission import Admission
 from app.core.config import PROJECT_ROOT, grader_settings, settings
+from app.core.csv_uploads import CSV_UPLOAD_BYTES
 from app.core.db import migrate, session_scope
 from app.core.http_guards import BodyLimit, PartitionedCookies, SecurityHeaders
 from app.core.sessions import secret_key
@@ -256,7 +257,17 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.add_middleware(
         BodyLimit,
         default=settings.max_request_bytes,
-        limits={("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024},
+        limits={
+            ("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024,
+            # An instructor's CSV uploads: 5,000 rows (their own cap) fit in far less.
+            **{
+                (method, path): CSV_UPLOAD_BYTES
+                for method, path in (
+                    ("POST", r"/api/courses/\d+/(extensions\.csv|student-ids)"),
+                    ("POST", r"/courses/\d+/(extensions/upload|student-ids)"),
+                )
+            },
+        },
     )
     app.add_middleware(
         Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds

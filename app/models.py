@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from app.vocabulary import CheckStatus, LatePolicy, RegradeStatus, Role, SubmissionStatus
@@ -166,9 +166,28 @@ class CourseMember(Base):
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     role: Mapped[str] = mapped_column(String(16))  # MemberRole: instructor | ta | learner
+    # A learner without an Enrolment (added by name) counts only their work from then.
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
     group_name: Mapped[str] = mapped_column(String(60), default="")  # a section, for extensions
     student_id: Mapped[str] = mapped_column(String(64), default="")  # the instructor's mapping
+
+
+class Enrolment(Base):
+    """A learner enrolled themselves in a course: joined with its code, or was enrolled
+    by its LMS (a launch, a roster). All their work in an assignment's window then
+    counts, whenever they joined; without one (added by name by an instructor) only
+    their work from ``CourseMember.joined_at`` does, so typing an account's name into a
+    course cannot open its earlier code (app/reports/course_submissions.py). Kept when
+    the membership is removed: adding them back restores their grades."""
+
+    __tablename__ = "course_enrolments"
+    __table_args__ = (UniqueConstraint("course_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    how: Mapped[str] = mapped_column(String(8))  # code | lms
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Assignment(Base):
@@ -198,7 +217,28 @@ class Extension(Base):
     their group's."""
 
     __tablename__ = "extensions"
-    __table_args__ = (Index("ix_extensions_course_problem", "course_id", "problem"),)
+    __table_args__ = (
+        # One extension per learner, and one per group, on an assignment: two grants
+        # at once cannot leave two rows.
+        Index(
+            "ux_extensions_learner",
+            "course_id",
+            "problem",
+            "user_id",
+            unique=True,
+            sqlite_where=text("user_id IS NOT NULL"),
+            postgresql_where=text("user_id IS NOT NULL"),
+        ),
+        Index(
+            "ux_extensions_group",
+            "course_id",
+            "problem",
+            "group_name",
+            unique=True,
+            sqlite_where=text("user_id IS NULL"),
+            postgresql_where=text("user_id IS NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))

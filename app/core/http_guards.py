@@ -16,6 +16,7 @@ policy.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -93,13 +94,20 @@ class SecurityHeaders:
 
 
 class BodyLimit:
-    """``limits`` maps (method, path) to a byte limit; everything else gets ``default``."""
+    """``limits`` maps (method, path pattern) to a byte limit, the pattern a regular
+    expression matched against the whole path; everything else gets ``default``."""
 
     def __init__(self, app: ASGIApp, *, default: int, limits: dict[tuple[str, str], int]) -> None:
-        self.app, self.default, self.limits = app, default, limits
+        self.app, self.default = app, default
+        self.limits = [
+            (method, re.compile(pattern), limit) for (method, pattern), limit in limits.items()
+        ]
 
     def limit_for(self, scope: Scope) -> int:
-        return self.limits.get((scope["method"], scope["path"]), self.default)
+        for method, pattern, limit in self.limits:
+            if scope["method"] == method and pattern.fullmatch(scope["path"]):
+                return limit
+        return self.default
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -16,11 +16,27 @@ from app.models import Assignment, Course, utcnow
 from app.vocabulary import LatePolicy
 
 MAX_POINTS = 10_000.0
+# Course dates live in this span: a typo like 9999 or 0202 is refused in words
+# rather than overflowing the calendar when an offset or an extension moves it.
+EARLIEST = datetime(2000, 1, 1)
+LATEST = datetime(2200, 1, 1)
 
 
 def utc_naive(moment: datetime) -> datetime:
     """Dates are stored naive in UTC: one with an offset is converted, not cut off."""
     return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
+
+
+def course_date(moment: datetime, what: str) -> datetime:
+    """``moment`` in naive UTC, or InvalidInputError naming ``what`` when it falls
+    outside the years 2000-2199."""
+    try:
+        found = utc_naive(moment)
+    except OverflowError:  # 0001-01-01 with a positive offset leaves the calendar
+        found = None
+    if found is None or not EARLIEST <= found < LATEST:
+        raise InvalidInputError(f"The {what} must fall between the years 2000 and 2199.")
+    return found
 
 
 class PastDueError(ConflictError):
@@ -42,14 +58,14 @@ class AssignmentSettings:
     max_points: float = 10.0
 
     def normalized(self) -> AssignmentSettings:
-        def utc(moment: datetime | None) -> datetime | None:
-            return None if moment is None else utc_naive(moment)
+        def utc(moment: datetime | None, what: str) -> datetime | None:
+            return None if moment is None else course_date(moment, what)
 
         return replace(
             self,
-            due_at=utc(self.due_at),
-            opens_at=utc(self.opens_at),
-            late_cutoff_at=utc(self.late_cutoff_at),
+            due_at=utc(self.due_at, "due date"),
+            opens_at=utc(self.opens_at, "opening time"),
+            late_cutoff_at=utc(self.late_cutoff_at, "late cut-off"),
         )
 
     def check(self) -> None:
@@ -125,7 +141,7 @@ def assign(
 
 def move_due(*, assignment: Assignment, due_at: datetime) -> None:
     """Move the due date only (an LMS line item's), the cut-off by as much."""
-    due_at = utc_naive(due_at)
+    due_at = course_date(due_at, "due date")
     if assignment.late_cutoff_at is not None and assignment.due_at is not None:
         assignment.late_cutoff_at = max(
             assignment.late_cutoff_at + (due_at - assignment.due_at), due_at

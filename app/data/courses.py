@@ -11,7 +11,15 @@ from sqlalchemy.orm import Session
 
 from app.core import throttle
 from app.errors import ForbiddenError, InvalidInputError, NotFoundError, TooManyError
-from app.models import Course, CourseMember, CourseVerdict, PastVerdict, Regrade, User
+from app.models import (
+    Course,
+    CourseMember,
+    CourseVerdict,
+    Enrolment,
+    PastVerdict,
+    Regrade,
+    User,
+)
 from app.vocabulary import COURSE_CREATOR_ROLES, STAFF_ROLES, MemberRole
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
@@ -55,8 +63,28 @@ def join_course(*, session: Session, code: str, user: User, address: str) -> Cou
         raise InvalidInputError("no course has that join code")
     if membership(session=session, course=course, user=user) is None:
         session.add(CourseMember(course_id=course.id, user_id=user.id, role=MemberRole.LEARNER))
-        session.flush()
+    enrol(session=session, course=course, user=user, how="code")
+    session.flush()
     return course
+
+
+def enrol(*, session: Session, course: Course, user: User, how: str) -> None:
+    """``user`` enrolled themselves (``code``) or their LMS did (``lms``): all their
+    work in each assignment's window counts from now on, including work done before
+    they joined (app/models.py, Enrolment)."""
+    found = session.scalar(
+        select(Enrolment.id).where(Enrolment.course_id == course.id, Enrolment.user_id == user.id)
+    )
+    if found is None:
+        session.add(Enrolment(course_id=course.id, user_id=user.id, how=how))
+
+
+def hold(session: Session, course: Course) -> None:
+    """Hold the course's row until the transaction ends (a write of nothing, which
+    every database locks for: a row lock on PostgreSQL, the write lock on SQLite), so
+    two changes that check the course and then write, such as removing the last
+    instructors at once or starting two similarity reports, run one after the other."""
+    session.execute(update(Course).where(Course.id == course.id).values(id=Course.id))
 
 
 def membership(*, session: Session, course: Course, user: User) -> str | None:

@@ -15,8 +15,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.core import names
+from app.data import courses
+from app.data.assignments import course_date
 from app.data.assignments import find as find_assignment
-from app.data.assignments import utc_naive
 from app.errors import InvalidInputError, NotFoundError
 from app.models import Course, CourseMember, Extension, User
 from app.vocabulary import MemberRole
@@ -54,8 +55,15 @@ def _why_not(session: Session, course: Course, grant: Grant) -> str | None:
         return f"{grant.problem.strip()[:100]!r} is not assigned in this course"
     if assignment.due_at is None:
         return f"{grant.problem.strip()!r} has no due date to extend"
-    if utc_naive(grant.due_at) < assignment.opens_at:
-        return "the new due date is before the assignment opens"
+    try:
+        due = course_date(grant.due_at, "new due date")
+    except InvalidInputError as error:
+        return str(error).rstrip(".").lower()
+    if due <= assignment.due_at:
+        return (
+            "an extension is later than the assignment's due date"
+            f" ({assignment.due_at:%Y-%m-%d %H:%M} UTC)"
+        )
     if grant.user.strip() and _learner(session, course, grant.user) is None:
         return f"{grant.user.strip()[:64]!r} is not a learner in this course"
     if grant.group.strip() and not session.scalar(
@@ -82,6 +90,7 @@ def _grant(
     by: User,
     unreadable: list[str] | None = None,
 ) -> list[Extension]:
+    courses.hold(session, course)  # two grants at once: one after the other, one row each
     problems = [f"{where}: {why}" for where, g in numbered if (why := _why_not(session, course, g))]
     problems = sorted(problems + (unreadable or []), key=_row_number)
     if problems:
@@ -106,7 +115,7 @@ def _grant(
             problem=problem,
             user_id=learner.id if learner else None,
             group_name="" if learner else grant.group.strip(),
-            due_at=utc_naive(grant.due_at),
+            due_at=course_date(grant.due_at, "new due date"),
             created_by=by.id,
         )
         session.add(extension)
@@ -118,40 +127,47 @@ def _grant(
 def parse_due(text: str) -> datetime:
     """ISO 8601 (``2026-12-01T23:59``, a space for the T, an offset or Z); UTC without one."""
     try:
-        return utc_naive(datetime.fromisoformat(text.strip().replace("Z", "+00:00")))
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InvalidInputError(
             f"{text.strip()[:40]!r} is not a date like 2026-12-01T23:59 (UTC) or"
             " 2026-12-01T23:59+01:00"
         ) from None
+    return course_date(moment, "due date")
 
 
 def from_csv(*, session: Session, course: Course, text: str, by: User) -> list[Extension]:
     """A CSV with a header row naming ``problem``, ``due_at`` (or ``due``) and ``user``
     or ``group`` columns: all rows granted, or none and every bad row reported."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    header = {(h or "").strip().lower() for h in reader.fieldnames or []}
-    due_column = "due_at" if "due_at" in header else "due"
-    if "problem" not in header or due_column not in header or not header & {"user", "group"}:
-        raise InvalidInputError(
-            "Nothing was changed: the CSV's first row names its columns: user (or group),"
-            " problem, due_at."
-        )
     numbered: list[tuple[str, Grant]] = []
     bad: list[str] = []
-    for line, raw in enumerate(reader, start=2):
-        if line > CSV_LIMIT_ROWS + 1:
-            raise InvalidInputError(f"Nothing was changed: at most {CSV_LIMIT_ROWS} rows.")
-        row = {(k or "").strip().lower(): (v or "") for k, v in raw.items() if k}
-        if not any(value.strip() for value in row.values()):
-            continue
-        try:
-            due = parse_due(row.get(due_column, ""))
-        except InvalidInputError as error:
-            bad.append(f"row {line}: {error}")
-            continue
-        grant = Grant(row.get("problem", ""), due, row.get("user", ""), row.get("group", ""))
-        numbered.append((f"row {line}", grant))
+    try:
+        header = {(h or "").strip().lower() for h in reader.fieldnames or []}
+        due_column = "due_at" if "due_at" in header else "due"
+        if "problem" not in header or due_column not in header or not header & {"user", "group"}:
+            raise InvalidInputError(
+                "Nothing was changed: the CSV's first row names its columns: user (or group),"
+                " problem, due_at."
+            )
+        for raw in reader:  # DictReader skips blank lines; line_num is the file's
+            line = reader.line_num
+            if len(numbered) + len(bad) >= CSV_LIMIT_ROWS:
+                raise InvalidInputError(f"Nothing was changed: at most {CSV_LIMIT_ROWS} rows.")
+            row = {(k or "").strip().lower(): (v or "") for k, v in raw.items() if k}
+            if not any(value.strip() for value in row.values()):
+                continue
+            try:
+                due = parse_due(row.get(due_column, ""))
+            except InvalidInputError as error:
+                bad.append(f"row {line}: {error}")
+                continue
+            grant = Grant(row.get("problem", ""), due, row.get("user", ""), row.get("group", ""))
+            numbered.append((f"row {line}", grant))
+    except csv.Error as error:
+        raise InvalidInputError(
+            f"Nothing was changed: line {reader.reader.line_num} of the CSV cannot be read ({error})."
+        ) from None
     if not numbered and not bad:
         raise InvalidInputError("Nothing was changed: the CSV has no rows.")
     return _grant(session, course, numbered, by, unreadable=bad)

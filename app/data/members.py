@@ -2,20 +2,32 @@
 assistants and co-instructors, put learners in groups (sections, accommodations:
 an extension can name a group) and map them to the university's student ids.
 
-Removing a member deletes the membership only: their submits stay, and since the
-assignment's window (not the date they joined) decides what counts, adding them
-back brings their grades back unchanged. A course always keeps an instructor."""
+A learner who joins by themselves (a join code, an LMS launch or roster) has all
+their work in an assignment's window counted. One an instructor adds by name has
+only their work from that moment on counted, and shown to the course, until they
+join by themselves: adding an account by name must not open its earlier code to
+whoever added it.
+
+Removing a member deletes the membership only: their submits and their enrolment
+stay, so adding them back brings their grades back unchanged. A course always keeps
+an instructor."""
 
 from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.core import names
+from app.data import courses
 from app.errors import ConflictError, InvalidInputError, NotFoundError
-from app.models import Course, CourseMember, User
+from app.models import Course, CourseMember, Enrolment, User
 from app.vocabulary import MemberRole
 
+CSV_LIMIT_ROWS = 5_000
 GROUP_NAME_LIMIT = 60
 STUDENT_ID_LIMIT = 64
 
@@ -35,7 +47,7 @@ def _row(session: Session, course: Course, user_id: int) -> CourseMember | None:
     )
 
 
-def _instructors(session: Session, course: Course) -> int:
+def instructor_count(session: Session, course: Course) -> int:
     return (
         session.scalar(
             select(func.count())
@@ -48,25 +60,28 @@ def _instructors(session: Session, course: Course) -> int:
 
 def add(*, session: Session, course: Course, user: User, role: MemberRole) -> CourseMember:
     """Add ``user`` with ``role``, or change the role of a member."""
+    courses.hold(session, course)  # two instructors demoting each other at once
     member = _row(session, course, user.id)
     if member is None:
         member = CourseMember(course_id=course.id, user_id=user.id, role=role)
         session.add(member)
-    elif member.role == MemberRole.INSTRUCTOR and role != MemberRole.INSTRUCTOR:
-        if _instructors(session, course) <= 1:
-            raise ConflictError("A course keeps at least one instructor.")
-        member.role = role
-    else:
-        member.role = role
+    elif (
+        member.role == MemberRole.INSTRUCTOR
+        and role != MemberRole.INSTRUCTOR
+        and instructor_count(session, course) <= 1
+    ):
+        raise ConflictError("A course keeps at least one instructor.")
+    member.role = role
     session.flush()
     return member
 
 
 def remove(*, session: Session, course: Course, user_id: int) -> None:
+    courses.hold(session, course)  # the last two instructors removing each other at once
     member = _row(session, course, user_id)
     if member is None:
         raise NotFoundError("No such member in this course.")
-    if member.role == MemberRole.INSTRUCTOR and _instructors(session, course) <= 1:
+    if member.role == MemberRole.INSTRUCTOR and instructor_count(session, course) <= 1:
         raise ConflictError("A course keeps at least one instructor.")
     session.execute(delete(CourseMember).where(CourseMember.id == member.id))
     session.flush()
@@ -92,6 +107,25 @@ def groups_of(*, session: Session, course: Course) -> dict[int, str]:
     return {user_id: group for user_id, group in rows}
 
 
+def counted_from(*, session: Session, course: Course) -> dict[int, datetime]:
+    """Learners added by name who never enrolled themselves (no Enrolment): when
+    their work starts to count."""
+    rows = session.execute(
+        select(CourseMember.user_id, CourseMember.joined_at)
+        .outerjoin(
+            Enrolment,
+            (Enrolment.course_id == CourseMember.course_id)
+            & (Enrolment.user_id == CourseMember.user_id),
+        )
+        .where(
+            CourseMember.course_id == course.id,
+            CourseMember.role == MemberRole.LEARNER,
+            Enrolment.id.is_(None),
+        )
+    )
+    return {user_id: moment for user_id, moment in rows}
+
+
 def group_names(*, session: Session, course: Course) -> list[str]:
     return sorted({g for g in groups_of(session=session, course=course).values() if g})
 
@@ -106,12 +140,30 @@ def student_ids_of(*, session: Session, course: Course) -> dict[int, str]:
     return {user_id: mapped or own for user_id, mapped, own in rows}
 
 
-def map_student_ids(*, session: Session, course: Course, rows: list[tuple[str, str]]) -> int:
-    """Set the course's student ids from (user name, student id) rows, all or none:
-    every bad row is reported in one InvalidInputError and nothing changes."""
+def student_ids_from_csv(*, session: Session, course: Course, text: str) -> int:
+    """Set the course's student ids from a CSV of ``user,student_id`` rows (a header
+    first), all or none: every bad row is reported in one InvalidInputError, by its
+    line in the file, and nothing changes."""
+    rows: list[tuple[int, str, str]] = []
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            if reader.line_num == 1 or not any(cell.strip() for cell in row):
+                continue
+            if len(rows) >= CSV_LIMIT_ROWS:
+                raise InvalidInputError(f"Nothing was changed: at most {CSV_LIMIT_ROWS} rows.")
+            rows.append((reader.line_num, row[0], row[1] if len(row) > 1 else ""))
+    except csv.Error as error:
+        raise InvalidInputError(
+            f"Nothing was changed: line {reader.line_num} of the CSV cannot be read ({error})."
+        ) from None
+    return _map_student_ids(session, course, rows)
+
+
+def _map_student_ids(session: Session, course: Course, rows: list[tuple[int, str, str]]) -> int:
     problems: list[str] = []
     found: list[tuple[CourseMember, str]] = []
-    for line, (name, student_id) in enumerate(rows, start=2):
+    for line, name, student_id in rows:
         user = session.scalar(
             select(User).where(User.canonical_name == names.canonical(name.strip()))
         )
@@ -122,8 +174,11 @@ def map_student_ids(*, session: Session, course: Course, rows: list[tuple[str, s
             problems.append(f"row {line}: a student id is 1-{STUDENT_ID_LIMIT} characters")
         else:
             found.append((member, student_id.strip()))
+    if not rows:
+        raise InvalidInputError("Nothing was changed: the CSV has no rows.")
     if problems:
-        raise InvalidInputError("Nothing was changed. " + "; ".join(problems) + ".")
+        shown = problems[:50] + ([f"and {len(problems) - 50} more"] if len(problems) > 50 else [])
+        raise InvalidInputError("Nothing was changed. " + "; ".join(shown) + ".")
     for member, student_id in found:
         member.student_id = student_id
     session.flush()

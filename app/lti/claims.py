@@ -42,23 +42,34 @@ _MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 # Who sees a course's submissions and grades. Not a Mentor (Canvas sends observers, a
 # parent or an advisor, as mentors) nor a ContentDeveloper (a course designer, who in
 # Canvas sees no grades): they learn.
-_STAFF_ROLES = ("Instructor", "Administrator")
 _INSTITUTION_ADMIN = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
 
 
 def member_role(roles: list[str]) -> MemberRole:
-    """A course role from LIS role URIs: instructors (teaching assistants among them) and
-    administrators teach, everyone else learns. The account's own role never changes:
-    an LMS vouches for one course, not for the platform."""
-    for role in roles:
-        if role == _INSTITUTION_ADMIN:
-            return MemberRole.INSTRUCTOR
-        # "...membership#Instructor", a sub-role "...membership/Instructor#TeachingAssistant",
-        # or the short context role names the spec allows ("Instructor").
-        name = role.removeprefix(_MEMBERSHIP).removeprefix(_MEMBERSHIP[:-1] + "/")
-        if name.split("#", 1)[0] in _STAFF_ROLES:
-            return MemberRole.INSTRUCTOR
+    """A course role from LIS role URIs: administrators and instructors teach, teaching
+    assistants assist, everyone else learns. Canvas sends a TA both
+    "...membership#Instructor" and the sub-role
+    "...membership/Instructor#TeachingAssistant": the sub-role decides. The account's
+    own role never changes: an LMS vouches for one course, not for the platform."""
+    names = [_context_role(role) for role in roles]
+    if _INSTITUTION_ADMIN in roles or "Administrator" in {main for main, _sub in names}:
+        return MemberRole.INSTRUCTOR
+    if any("TeachingAssistant" in (main, sub) for main, sub in names):
+        return MemberRole.TEACHING_ASSISTANT
+    if any(main == "Instructor" for main, _sub in names):
+        return MemberRole.INSTRUCTOR
     return MemberRole.LEARNER
+
+
+def _context_role(role: str) -> tuple[str, str]:
+    """("Instructor", "TeachingAssistant") from "...membership/Instructor#TeachingAssistant",
+    ("Instructor", "") from "...membership#Instructor" or the short name the spec
+    allows ("Instructor")."""
+    if role.startswith(_MEMBERSHIP):
+        return role.removeprefix(_MEMBERSHIP), ""
+    name = role.removeprefix(_MEMBERSHIP[:-1] + "/")
+    main, _hash, sub = name.partition("#")
+    return main, sub
 
 
 @dataclass(frozen=True)

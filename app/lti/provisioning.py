@@ -19,7 +19,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import names
-from app.data import assignments, catalog, courses, lti_scores
+from app.data import assignments, catalog, courses, lti_scores, members
+from app.errors import InvalidInputError
 from app.lti.claims import Launch, Services
 from app.lti.launch import LaunchError
 from app.models import (
@@ -191,15 +192,23 @@ def course(*, session: Session, launch: Launch, user: User) -> Course:
 
 
 def set_member(*, session: Session, course: Course, user: User, role: MemberRole) -> None:
-    """``user`` in ``course`` as ``role`` (the LMS's word is the latest)."""
+    """``user`` in ``course`` as ``role``: the LMS's word is the latest, except that it
+    never demotes the course's last instructor (who may teach from jaxjudge alone).
+    The LMS vouches for the enrolment, so all of the learner's work in the window
+    counts, as if they had joined by code."""
     member = session.scalar(
         select(CourseMember).where(
             CourseMember.course_id == course.id, CourseMember.user_id == user.id
         )
     )
+    courses.enrol(session=session, course=course, user=user, how="lms")
     if member is None:
         session.add(CourseMember(course_id=course.id, user_id=user.id, role=role))
-    elif member.role != role:
+        return
+    last_instructor = (
+        member.role == MemberRole.INSTRUCTOR and members.instructor_count(session, course) <= 1
+    )
+    if member.role != role and not last_instructor:
         member.role = role
 
 
@@ -219,8 +228,9 @@ def _due(value: str | None) -> datetime | None:
     if not value or value.startswith("$"):  # an LMS substitution it did not fill
         return None
     try:
-        return assignments.utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except (ValueError, OverflowError):  # not a date, or one that leaves the calendar in UTC
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return assignments.course_date(moment, "due date")
+    except (ValueError, InvalidInputError):  # not a date, or one outside the years we keep
         return None
 
 

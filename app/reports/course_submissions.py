@@ -4,9 +4,12 @@ with the verdict the course sees.
 Within the course: a submit (not a run of the samples) by a learner of the
 course on a problem it assigns now, made once the assignment opened: the roster
 says who, the window says when, so work done before joining counts as long as it
-was done in the window. Whether a submit after the due date counts, and for how
-much, is the late policy's (app/reports/deadlines.py, applied by the grade book);
-the rows here are every submit from the opening on.
+was done in the window. A learner an instructor added by name is the exception:
+their work counts (and is shown) from when they were added until they join by
+themselves (code, LMS), so adding an account cannot open its earlier code.
+Whether a submit after the due date counts, and for how much, is the late
+policy's (app/reports/deadlines.py, applied by the grade book); the rows here are
+every submit from the opening on.
 
 The verdict the course sees: the course's own (``course_verdicts``, written
 when a regrade is applied in this course), else the submission's. A learner
@@ -19,15 +22,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, select
+from sqlalchemy import ColumnElement, Select, and_, case, or_, select
 from sqlalchemy.orm import aliased
 
-from app.models import Assignment, Course, CourseMember, CourseVerdict, Submission
+from app.models import Assignment, Course, CourseMember, CourseVerdict, Enrolment, Submission
 from app.vocabulary import MemberRole
 from grader.verdicts import Mode
 
 _own = aliased(CourseVerdict, name="own_verdict")
 _member = aliased(CourseMember, name="member")
+_enrolled = aliased(Enrolment, name="enrolled")
 
 
 def _effective(own: Any, submission: Any, label: str) -> ColumnElement[Any]:
@@ -59,9 +63,14 @@ def within(course: Course, *columns: Any) -> Select[Any]:
             and_(Assignment.course_id == course.id, Assignment.problem == Submission.problem),
         )
         .outerjoin(_own, and_(_own.submission_id == Submission.id, _own.course_id == course.id))
+        .outerjoin(
+            _enrolled,
+            and_(_enrolled.course_id == course.id, _enrolled.user_id == Submission.user_id),
+        )
         .where(
             Submission.mode == Mode.SUBMIT,
             Assignment.removed_at.is_(None),
             Submission.created_at >= Assignment.opens_at,
+            or_(_enrolled.id.is_not(None), Submission.created_at >= _member.joined_at),
         )
     )

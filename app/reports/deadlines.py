@@ -2,7 +2,8 @@
 
 The roster says *who* (the course's learners); the window says *when*: a submit
 counts from the assignment's opening time, whether its learner joined the course
-before or after making it. After the learner's due date (the assignment's, or an
+before or after making it (a learner an instructor added by name counts from when
+they were added, unless they join by themselves). After the learner's due date (the assignment's, or an
 extension's) it is late, and the late policy decides:
 
 - ``none``: late work counts in full and is marked late;
@@ -36,6 +37,7 @@ class Deadline:
     due_at: datetime | None
     cutoff_at: datetime | None  # nothing counts after it
     extended: bool  # due_at is an extension's
+    added_later: bool = False  # opens when an instructor added the learner, after the opening
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,13 @@ class Standing:
     why_not: str = ""  # for a submit that does not count, in words
 
 
-def deadline_for(assignment: Assignment, extension_due: datetime | None = None) -> Deadline:
+def deadline_for(
+    assignment: Assignment,
+    extension_due: datetime | None = None,
+    counted_from: datetime | None = None,
+) -> Deadline:
+    """``counted_from``: for a learner an instructor added by name, when they were
+    added (app/data/members.py); their window opens then if that is later."""
     due = assignment.due_at
     policy = LatePolicy(assignment.late_policy)
     cutoff: datetime | None = None
@@ -56,16 +64,20 @@ def deadline_for(assignment: Assignment, extension_due: datetime | None = None) 
         cutoff = assignment.late_cutoff_at or due
     elif policy is LatePolicy.PENALTY:
         cutoff = assignment.late_cutoff_at
-    extended = extension_due is not None and due is not None and extension_due != due
+    # Only a later date extends: one left behind by a due date moved past it is ignored.
+    extended = extension_due is not None and due is not None and extension_due > due
     if extended and due is not None and extension_due is not None:
         if cutoff is not None:
             cutoff = max(cutoff + (extension_due - due), extension_due)
         due = extension_due
-    return Deadline(assignment.opens_at, due, cutoff, extended)
+    opens = max(assignment.opens_at, counted_from) if counted_from else assignment.opens_at
+    return Deadline(opens, due, cutoff, extended, opens != assignment.opens_at)
 
 
 def standing(assignment: Assignment, deadline: Deadline, submitted_at: datetime) -> Standing:
     if submitted_at < deadline.opens_at:
+        if deadline.added_later:
+            return Standing(False, False, 0.0, "made before an instructor added the learner")
         return Standing(False, False, 0.0, "made before the assignment opened")
     if deadline.cutoff_at is not None and submitted_at > deadline.cutoff_at:
         return Standing(False, True, 0.0, "made after the late cut-off")

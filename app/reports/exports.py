@@ -71,7 +71,11 @@ def matrix_csv(
     its own course total, so none is sent."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    names = [f"{titles.get(a.problem, a.problem)} ({a.problem})" for a in matrix.problems]
+    # An author's title heads a column: it is made as safe as any cell.
+    names = [
+        spreadsheet_safe(f"{titles.get(a.problem, a.problem)} ({a.problem})")
+        for a in matrix.problems
+    ]
     if layout == "canvas":
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *names,
                          "Final Points"])  # fmt: skip

@@ -15,8 +15,8 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.data import assignments, courses, lti_scores, overrides
-from app.models import Assignment, Course, ScoreOverride, Submission, User
+from app.data import assignments, courses, extensions, lti_scores, overrides
+from app.models import Assignment, Course, Extension, ScoreOverride, Submission, User
 from app.reports.course_submissions import SCORE, VERDICT, within
 from app.reports.windows import CourseWindows
 from app.vocabulary import SubmissionStatus
@@ -203,3 +203,15 @@ def grades_changed(
                 lti_scores.arm(session, link_id=link_id, user_id=user_id)
                 armed += 1
     return armed
+
+
+def extensions_changed(session: Session, *, course: Course, changed: list[Extension]) -> None:
+    """Extensions granted or taken back: recompute and resend the grades they touch,
+    once per problem however many rows a CSV held."""
+    learners: dict[str, set[int]] = {}
+    for extension in changed:
+        learners.setdefault(extension.problem, set()).update(
+            extensions.affected_learners(session=session, course=course, extension=extension)
+        )
+    for problem, ids in learners.items():
+        grades_changed(session, course=course, problem=problem, learner_ids=sorted(ids))

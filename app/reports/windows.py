@@ -22,6 +22,7 @@ class CourseWindows:
             a.problem: a for a in assignments.assignments_of(session=session, course=course)
         }
         self._groups = members.groups_of(session=session, course=course)
+        self._counted_from = members.counted_from(session=session, course=course)
         self._granted = extensions.of_course(session=session, course=course)
         self._found: dict[tuple[int, str], deadlines.Deadline] = {}
 
@@ -31,7 +32,9 @@ class CourseWindows:
             extended = extensions.learner_due(
                 self._granted, user_id=user_id, group=self._groups.get(user_id, ""), problem=problem
             )
-            self._found[key] = deadlines.deadline_for(self.assignments[problem], extended)
+            self._found[key] = deadlines.deadline_for(
+                self.assignments[problem], extended, self._counted_from.get(user_id)
+            )
         return self._found[key]
 
     def standing(self, user_id: int, problem: str, submitted_at: datetime) -> deadlines.Standing:

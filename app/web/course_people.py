@@ -4,26 +4,24 @@ them; instructors change them."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import SessionDep
+from app.core.csv_uploads import CSV_UPLOAD_BYTES, csv_text
 from app.data import assignments, extensions, members
 from app.data.courses import CourseAccess, members_of
 from app.errors import DomainError, InvalidInputError
-from app.models import Extension
 from app.reports import gradebook
 from app.vocabulary import MemberRole
 from app.web.guards import CourseInstructor, CourseStaff, CsrfChecked
 from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
-UPLOAD_LIMIT = 1_000_000  # bytes: 5,000 rows of a CSV are far less
 
 
 def _people_page(
@@ -36,6 +34,7 @@ def _people_page(
     course = access.course
     everyone = members_of(session=session, course=course)
     names = {user.id: user.name for user, _role in everyone}
+    found = assignments.assignments_of(session=session, course=course)
     return page(
         request,
         "course_people.html",
@@ -47,7 +46,8 @@ def _people_page(
         groups=members.groups_of(session=session, course=course),
         group_names=members.group_names(session=session, course=course),
         student_ids=members.student_ids_of(session=session, course=course),
-        assignments=assignments.assignments_of(session=session, course=course),
+        assignments=found,
+        due_dates={a.problem: a.due_at for a in found if a.due_at is not None},
         extensions=extensions.of_course(session=session, course=course),
         names=names,
         roles=[r.value for r in MemberRole],
@@ -65,13 +65,7 @@ def people(request: Request, session: SessionDep, access: CourseStaff) -> Respon
 
 
 async def _upload_text(upload: UploadFile) -> str:
-    data = await upload.read(UPLOAD_LIMIT + 1)
-    if len(data) > UPLOAD_LIMIT:
-        raise InvalidInputError(f"Nothing was changed: a CSV is at most {UPLOAD_LIMIT // 1000} kB.")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InvalidInputError("Nothing was changed: the CSV is not UTF-8 text.") from None
+    return csv_text(await upload.read(CSV_UPLOAD_BYTES + 1))
 
 
 def _changing(
@@ -147,29 +141,27 @@ async def upload_student_ids(
     _csrf: CsrfChecked,
     file: UploadFile,
 ) -> Response:
+    def change(text: str) -> None:
+        members.student_ids_from_csv(session=session, course=access.course, text=text)
+
+    return await _uploading(request, session, access, file, change)
+
+
+async def _uploading(
+    request: Request,
+    session: SessionDep,
+    access: CourseAccess,
+    file: UploadFile,
+    change: Callable[[str], object],
+) -> Response:
+    """Read an uploaded CSV, then apply ``change`` to its text off the event loop (a
+    5,000-row upload must not stall every other request); a refusal is shown on the
+    page, nothing saved."""
     try:
         text = await _upload_text(file)
-        rows = [
-            (row[0], row[1] if len(row) > 1 else "")
-            for row in list(csv.reader(io.StringIO(text)))[1:]
-            if any(cell.strip() for cell in row)
-        ]
-        members.map_student_ids(session=session, course=access.course, rows=rows)
     except DomainError as error:
-        session.rollback()
         return _people_page(request, session, access, error.status, error=str(error))
-    return _again(access.course.id)
-
-
-def _rearm(session: SessionDep, access: CourseAccess, granted: list[Extension]) -> None:
-    """Extensions changed these learners' grades: send them to the LMS again."""
-    for extension in granted:
-        learners = extensions.affected_learners(
-            session=session, course=access.course, extension=extension
-        )
-        gradebook.grades_changed(
-            session, course=access.course, problem=extension.problem, learner_ids=learners
-        )
+    return await run_in_threadpool(_changing, request, session, access, lambda: change(text))
 
 
 @router.post("/courses/{course_id}/extensions")
@@ -178,8 +170,8 @@ def grant_extension(
     session: SessionDep,
     access: CourseInstructor,
     _csrf: CsrfChecked,
-    problem: Annotated[str, Form()],
-    due: Annotated[str, Form()],
+    problem: Annotated[str, Form()] = "",
+    due: Annotated[str, Form()] = "",
     user: Annotated[str, Form()] = "",
     group: Annotated[str, Form()] = "",
 ) -> Response:
@@ -188,7 +180,7 @@ def grant_extension(
         made = extensions.grant_all(
             session=session, course=access.course, grants=[grant], by=access.user
         )
-        _rearm(session, access, made)
+        gradebook.extensions_changed(session, course=access.course, changed=made)
 
     return _changing(request, session, access, change)
 
@@ -201,14 +193,11 @@ async def upload_extensions(
     _csrf: CsrfChecked,
     file: UploadFile,
 ) -> Response:
-    try:
-        text = await _upload_text(file)
+    def change(text: str) -> None:
         made = extensions.from_csv(session=session, course=access.course, text=text, by=access.user)
-        _rearm(session, access, made)
-    except DomainError as error:
-        session.rollback()
-        return _people_page(request, session, access, error.status, error=str(error))
-    return _again(access.course.id)
+        gradebook.extensions_changed(session, course=access.course, changed=made)
+
+    return await _uploading(request, session, access, file, change)
 
 
 @router.post("/courses/{course_id}/extensions/{extension_id}/remove")

@@ -13,10 +13,10 @@ from sqlalchemy import select
 from app.api.deps import SessionDep
 from app.core.downloads import csv_response
 from app.core.throttle import client_address
-from app.data import assignments, catalog, courses
+from app.data import assignments, catalog, courses, members
 from app.data.assignments import AssignmentSettings, PastDueError
 from app.errors import DomainError, InvalidInputError, NotFoundError
-from app.models import Assignment, Submission, User, utcnow
+from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, exports, gradebook
 from app.vocabulary import STAFF_ROLES, LatePolicy
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
@@ -77,20 +77,26 @@ def join_course(
     return _back(course.id)
 
 
-def _earlier_work(session: SessionDep, user: User, found: list[Assignment]) -> set[str]:
-    """Problems the learner submitted before the assignment opened (which do not count)."""
-    earlier = set()
+def _earlier_work(
+    session: SessionDep, course: Course, user: User, found: list[Assignment]
+) -> dict[str, datetime]:
+    """Problems the learner submitted before their window opened (work that does not
+    count), each with the moment it opens: the assignment's opening, or when an
+    instructor added them by name."""
+    added = members.counted_from(session=session, course=course).get(user.id)
+    earlier = {}
     for assignment in found:
+        opens = max(assignment.opens_at, added) if added else assignment.opens_at
         before = session.scalar(
             select(Submission.id).where(
                 Submission.user_id == user.id,
                 Submission.problem == assignment.problem,
                 Submission.mode == Mode.SUBMIT,
-                Submission.created_at < assignment.opens_at,
+                Submission.created_at < opens,
             )
         )
         if before is not None:
-            earlier.add(assignment.problem)
+            earlier[assignment.problem] = opens
     return earlier
 
 
@@ -138,7 +144,7 @@ def _course_page(
                 and now <= due <= now + SOON
                 and cells[a.problem].status not in ("solved", "late")
             ],
-            "earlier": _earlier_work(session, user, found),
+            "earlier": _earlier_work(session, course, user, found),
         }
     return page(request, "course.html", user, status_code, **context)
 

@@ -23,6 +23,7 @@ import itsdangerous
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from sqlalchemy import delete
 
 from app.core.db import session_scope
 from app.core.sessions import secret_key
@@ -389,7 +390,8 @@ def fresh_target(world: World, key: str) -> dict[str, str]:
             )
             members.add(session=session, course=course, user=user, role=MemberRole.LEARNER)
             return {"user_id": str(user.id)}
-        if "/extensions/{extension_id}" in key:
+        if "/extensions/{extension_id}" in key:  # one per learner: the last caller's goes
+            session.execute(delete(Extension).where(Extension.course_id == course.id))
             extension = Extension(course_id=course.id, problem=BANK_SLUG,
                                   user_id=world.ids["learner_id"], due_at=datetime(2030, 1, 1))  # fmt: skip
             session.add(extension)

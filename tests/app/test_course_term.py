@@ -317,3 +317,68 @@ def test_refused_settings_leave_nothing_behind(client: TestClient) -> None:
     })  # fmt: skip
     assert page.status_code == 400 and "before the assignment opens" in page.text
     assert client.get(f"/api/courses/{cid}", headers=teacher).json()["assignments"] == []
+
+
+def test_a_learner_added_by_name_shows_the_course_only_their_work_from_then_on(
+    client: TestClient,
+) -> None:
+    token_for("eve")
+    private = graded("eve", score=1.0, when=utcnow() - timedelta(days=2))  # before any course
+    cid, teacher = course_with(client)
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={
+        "problem": BANK_SLUG, "opens_at": (utcnow() - timedelta(days=300)).isoformat(),
+    })  # fmt: skip
+    added = client.post(f"/api/courses/{cid}/members", json={"user": "eve"}, headers=teacher)
+    assert added.status_code == 201
+    timeline = client.get(f"/api/courses/{cid}/learners/{_id('eve')}/timeline", headers=teacher)
+    assert private not in {e["submission_id"] for e in timeline.json()["data"]}
+    assert cells(client, cid, teacher)["eve"]["status"] == "not started"
+    every = client.get(f"/api/courses/{cid}/submissions.csv", headers=teacher).text
+    assert "total = x.sum()" not in every  # her code is not in the export either
+    mine = client.get(f"/api/courses/{cid}", headers=token_for("eve")).json()
+    assert mine["standing"][0]["status"] == "not started"
+    # Joining with the code herself opens her work in the window to the course.
+    code = client.get(f"/api/courses/{cid}", headers=teacher).json()["join_code"]
+    client.post("/api/courses/join", json={"code": code}, headers=token_for("eve"))
+    assert cells(client, cid, teacher)["eve"]["status"] == "solved"
+    # Removed and added back by name, her enrolment stays: her grade does too.
+    client.delete(f"/api/courses/{cid}/members/{_id('eve')}", headers=teacher)
+    client.post(f"/api/courses/{cid}/members", json={"user": "eve"}, headers=teacher)
+    assert cells(client, cid, teacher)["eve"]["status"] == "solved"
+
+
+def test_dates_outside_the_calendar_and_early_extensions_are_refused_in_words(
+    client: TestClient,
+) -> None:
+    cid, teacher = course_with(client, "ada")
+    for far in ("9999-12-31T23:59:00-05:00", "0001-01-01T00:00:00+05:00", "1999-01-01T00:00:00"):
+        refused = client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+                             json={"problem": BANK_SLUG, "due_at": far})  # fmt: skip
+        assert refused.status_code == 400, (far, refused.text)
+        assert "between the years 2000 and 2199" in refused.json()["detail"]
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher,
+               json={"problem": BANK_SLUG, "due_at": "2031-01-01T00:00:00"})  # fmt: skip
+    for due, why in (
+        ("2030-12-01T00:00:00", "later than the assignment's due date"),
+        ("9999-12-31T23:59:00-05:00", "between the years 2000 and 2199"),
+    ):
+        early = client.post(f"/api/courses/{cid}/extensions", headers=teacher, json={
+            "data": [{"user": "ada", "problem": BANK_SLUG, "due_at": due}],
+        })  # fmt: skip
+        assert early.status_code == 400 and why in early.json()["detail"], early.text
+    # A CSV the csv module cannot read (a bare carriage return inside a field) is a
+    # 400 that names the line, not a crash; a bad row is named by its line in the
+    # file, blank lines included; 2,000 rows (past the 64 KiB JSON limit) are read.
+    unreadable = f"user,problem,due_at\nada,{BANK_SLUG},2032-01-01\rT00:00\n"
+    for route in ("extensions.csv", "student-ids"):
+        answer = client.post(f"/api/courses/{cid}/{route}", content=unreadable, headers=teacher)
+        assert answer.status_code == 400, answer.text
+        assert "line 2 of the CSV cannot be read" in answer.json()["detail"]
+    long = "user,student_id\n" + "".join(f"learner-{n:05},S{n:040}\n" for n in range(2000))
+    assert len(long) > 64 * 1024
+    answer = client.post(f"/api/courses/{cid}/student-ids", content=long, headers=teacher)
+    assert answer.status_code == 400 and "and 1950 more" in answer.json()["detail"]
+    spaced = "user,student_id\n\nada,S1\n\nnobody,S2\n"
+    answer = client.post(f"/api/courses/{cid}/student-ids", content=spaced, headers=teacher)
+    assert answer.status_code == 400 and "row 5: 'nobody'" in answer.json()["detail"]
+    assert client.get(f"/api/courses/{cid}/extensions", headers=teacher).json()["count"] == 0

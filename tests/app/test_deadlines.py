@@ -81,3 +81,22 @@ def test_the_policy_reads_as_a_phrase() -> None:
     a = assignment(late_policy="penalty", penalty_percent=10.0, penalty_floor_percent=50.0)
     assert deadlines.describe(a) == "late work loses 10% per started day, never below 50%"
     assert deadlines.describe(assignment(late_policy="cutoff")) == "late work does not count"
+
+
+def test_an_extension_left_behind_by_a_later_due_date_is_not_in_force() -> None:
+    a = assignment(late_policy="cutoff", late_cutoff_at=DUE + timedelta(days=1))
+    window = deadlines.deadline_for(a, DUE - timedelta(days=2))
+    assert (window.due_at, window.cutoff_at, window.extended) == (
+        DUE,
+        DUE + timedelta(days=1),
+        False,
+    )
+
+
+def test_a_learner_added_by_name_opens_when_they_were_added() -> None:
+    a = assignment()
+    added = a.opens_at + timedelta(days=3)
+    window = deadlines.deadline_for(a, None, added)
+    assert window.opens_at == added
+    before = deadlines.standing(a, window, added - timedelta(hours=1))
+    assert (before.counts, before.why_not) == (False, "made before an instructor added the learner")

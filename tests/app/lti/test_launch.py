@@ -18,6 +18,8 @@ from tests.app.conftest import in_process_client
 from tests.app.lti.conftest import ADA, GRACE, SLUG, launch, start_login
 from tests.lti_platform import (
     CLIENT_ID,
+    INSTRUCTOR,
+    LEARNER,
     TEACHING_ASSISTANT,
     Platform,
     forge,
@@ -74,11 +76,14 @@ def test_the_login_works_by_post_too(client: TestClient, platform: Platform) -> 
     assert answer.status_code == 303
 
 
-def test_a_teaching_assistant_is_staff_of_the_course(
+def test_a_teaching_assistant_is_the_courses_teaching_assistant(
     client: TestClient, platform: Platform
 ) -> None:
     launch(client, platform, ADA, custom={"problem": SLUG})
-    assistant = LmsUser("sub-ta", "Tess Assist", "tess@uni.example", [TEACHING_ASSISTANT])
+    # Canvas sends a TA the Instructor role and the TeachingAssistant sub-role.
+    assistant = LmsUser(
+        "sub-ta", "Tess Assist", "tess@uni.example", [INSTRUCTOR, TEACHING_ASSISTANT]
+    )
     with in_process_client() as browser:
         launch(browser, platform, assistant)
         with session_scope() as session:
@@ -87,7 +92,23 @@ def test_a_teaching_assistant_is_staff_of_the_course(
             role = session.scalar(
                 select(CourseMember.role).where(CourseMember.user_id == account.user_id)
             )
-        assert role == "instructor"
+        assert role == "ta"
+
+
+def test_the_lms_never_demotes_the_courses_last_instructor(
+    client: TestClient, platform: Platform
+) -> None:
+    launch(client, platform, ADA, custom={"problem": SLUG})
+    demoted = LmsUser(ADA.sub, ADA.name, ADA.email, [LEARNER])
+    with in_process_client() as browser:
+        launch(browser, platform, demoted)
+    with session_scope() as session:
+        account = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
+        assert account is not None
+        role = session.scalar(
+            select(CourseMember.role).where(CourseMember.user_id == account.user_id)
+        )
+    assert role == "instructor"
 
 
 def test_a_learner_cannot_create_a_course(client: TestClient, platform: Platform) -> None:

@@ -35,7 +35,7 @@ def test_a_staff_launch_brings_the_whole_roster_in(client: TestClient, platform:
     launch(client, platform, ADA, custom={"problem": SLUG})
     assert course_members() == {
         "ada": "instructor",
-        "tess": "instructor",
+        "tess": "ta",
         "grace": "learner",
         "alan": "learner",
         "Zoe-Angstrom": "learner",
