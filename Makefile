@@ -29,11 +29,14 @@ system-deps:
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "jaxjudge needs Python 3.11; found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./clients/python -e '.[dev]'
+	@# The notebook test's kernel runs in a fresh virtual environment with only the
+	@# light client and ipykernel (no jax), installed offline from these wheels.
+	$(BIN)/python -m pip download --quiet --dest var/wheelhouse ipykernel==7.4.0
 	@touch $@
 
 # The platform on its embedded default: SQLite in var/, warm sandboxed workers.

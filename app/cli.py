@@ -6,16 +6,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from app.client import CommandError
-from app.vocabulary import SubmissionStatus
 from grader import log_context
 from grader.verdicts import Mode, Verdict
 
@@ -123,43 +120,21 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from app.client import ApiClient
+    from jaxjudge_client import connection, render, verdicts
+
     from grader.cli import read_submission
-    from grader.report import GradeReport, render_text
 
-    token = args.token or os.environ.get("JAXJUDGE_TOKEN")
-    if not token:
-        raise CommandError(
-            "give an API token with --token or JAXJUDGE_TOKEN (`jaxjudge tokens create NAME`)"
-        )
     code = read_submission(args.file)
-    client = ApiClient(args.server, token, timeout=args.http_timeout)
-    created = client.request(
-        "POST", "/api/submissions", {"problem": args.slug, "code": code, "mode": args.mode}
+    link = connection.resolve(args.server, args.token)
+    answer = verdicts.submit(
+        link.client(timeout=args.http_timeout),
+        args.slug,
+        code,
+        mode=args.mode,
+        timeout=args.timeout,
     )
-    started = time.monotonic()
-    deadline = started + args.timeout
-    state: dict[str, Any] = {"status": SubmissionStatus.QUEUED}
-    while time.monotonic() < deadline:
-        state = client.request("GET", f"/api/submissions/{created['id']}")
-        if state["status"] == SubmissionStatus.DONE:
-            if args.json:
-                print(json.dumps(state))
-            else:
-                report = GradeReport.from_json({**state, "problem": args.slug, "mode": args.mode})
-                print(render_text(report))
-            return EXIT_OK if state["verdict"] == Verdict.ACCEPTED else EXIT_FAILED
-        time.sleep(poll_delay(time.monotonic() - started))
-    raise CommandError(
-        f"no verdict within {args.timeout:g} s; submission {created['id']} is still"
-        f" {state['status']} (ask again later: GET /api/submissions/{created['id']})"
-    )
-
-
-def poll_delay(waited: float) -> float:
-    """Seconds until the next look at a submission: often at first (most verdicts take
-    about a second), then less (the page's script polls alike)."""
-    return 0.1 if waited < 3 else 0.3 if waited < 15 else 1.0
+    print(json.dumps(answer) if args.json else render.text(answer))
+    return EXIT_OK if answer["verdict"] == Verdict.ACCEPTED else EXIT_FAILED
 
 
 def register(commands: Any) -> None:
@@ -203,7 +178,9 @@ def register(commands: Any) -> None:
     )
     submit.add_argument("slug")
     submit.add_argument("file")
-    submit.add_argument("--server", default="http://127.0.0.1:8000")
+    submit.add_argument(
+        "--server", default=None, help="default: $JAXJUDGE_SERVER, else http://127.0.0.1:8000"
+    )
     submit.add_argument("--token", default=None, help="API token (default: $JAXJUDGE_TOKEN)")
     submit.add_argument("--mode", choices=list(Mode), default=Mode.SUBMIT)
     submit.add_argument("--json", action="store_true")

@@ -37,7 +37,13 @@ from app.lti import outbox as lti_outbox
 from app.web import account as account_pages
 from app.web import auth as auth_pages
 from app.web import authoring as authoring_pages
-from app.web import course_grading, course_insights, course_people, course_similarity
+from app.web import (
+    client_download,
+    course_grading,
+    course_insights,
+    course_people,
+    course_similarity,
+)
 from app.web import courses as course_pages
 from app.web import lti as lti_pages
 from app.web import lti_admin as lti_admin_pages
@@ -114,6 +120,7 @@ def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     app.include_router(auth_pages.router)
     app.include_router(problem_pages.router)
     app.include_router(account_pages.router)
+    app.include_router(client_download.router)
     app.include_router(course_pages.router)
     app.include_router(course_insights.router)
     app.include_router(course_people.router)

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from app.cli import poll_delay
+from jaxjudge_client.verdicts import poll_delay
+
 from bench.blocks import write_block
 from bench.http_load import percentile
 from bench.sustained import api_time

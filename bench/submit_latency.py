@@ -29,7 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-from app.cli import poll_delay  # as the page and `jaxjudge submit` poll
+from jaxjudge_client.verdicts import poll_delay  # as the page and `jaxjudge submit` poll
+
 from bench.blocks import write_block
 from bench.http_load import percentile
 from bench.sustained import api

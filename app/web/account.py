@@ -12,6 +12,7 @@ from app.api.deps import SessionDep
 from app.data import accounts, api_tokens, web_sessions
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
+from app.web import client_download
 from app.web.guards import Admin, CsrfChecked, SignedInUser
 from app.web.render import page
 
@@ -29,6 +30,8 @@ def _account_page(
         sessions=web_sessions.of_user(session=session, user=user),
         current_session=getattr(request.state, "web_session_id", None),
         tokens=api_tokens.of_user(session=session, user=user),
+        server=str(request.base_url).rstrip("/"),
+        client_wheel=client_download.PATH,
         **context,
     )
 

@@ -34,6 +34,7 @@ from app.main import create_app
 from app.models import Course, Extension, Regrade, SimilarityReport, Submission, User
 from app.reports import similarity_runs
 from app.vocabulary import MemberRole
+from app.web import client_download
 from tests.app.conftest import BANK_SLUG
 
 PASSWORD = "long test password"
@@ -78,6 +79,8 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /openapi.json": everyone(),
     "GET /docs": everyone(),
     "GET /healthz": everyone(),
+    # The light client's wheel: no secret in it, installed before signing in.
+    f"GET {client_download.PATH}": everyone(),
     "GET /readyz": everyone(),
     # No account reads it: a token of its own, or a scrape from this machine
     # (the test client is neither; tests/app/test_metrics.py).

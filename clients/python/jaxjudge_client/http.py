@@ -1,0 +1,110 @@
+"""The HTTP client every jaxjudge command uses (this package's, and the full
+platform's `jaxjudge submit`, `courses`, `grades`...).
+
+Every failure is one line (``CommandError``) that says what to do, never a
+traceback: an error answer with or without a JSON body, a server that cannot be
+reached, a timeout. Busy answers (503, 429 with Retry-After) and timeouts are
+retried a few times; a POST carries an Idempotency-Key, so a retry after a
+timeout returns the submission the first attempt stored instead of storing a
+second. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+from jaxjudge_client.errors import CommandError
+
+RETRIES = 3
+# socket.timeout is TimeoutError from Python 3.10 on, its own class before.
+TIMEOUTS = (TimeoutError, socket.timeout)
+
+
+def _detail(error: urllib.error.HTTPError) -> str:
+    with error:
+        raw = error.read()[:4096] if error.fp is not None else b""
+    try:
+        detail = json.loads(raw).get("detail", error.reason)
+    except (ValueError, AttributeError):
+        text = raw.decode("utf-8", "replace").strip()
+        detail = text.splitlines()[0][:200] if text else error.reason
+    return detail if isinstance(detail, str) else json.dumps(detail)[:300]
+
+
+def _advice(code: int, server: str) -> str:
+    """What the person can do about an error answer."""
+    if code == 401:
+        return f" Make a new API token on {server}/account and set JAXJUDGE_TOKEN."
+    if code == 429:
+        return " Wait a little, then try again."
+    return ""
+
+
+class ApiClient:
+    def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
+        self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        text: bool = False,
+        csv_body: str | None = None,
+    ) -> Any:
+        """The answer's JSON (``text``: its body as text, for CSV exports); ``csv_body``
+        is sent as text/csv instead of a JSON body (CSV uploads)."""
+        url = f"{self.server}{path}"
+        data = json.dumps(body).encode() if body is not None else None
+        kind = "application/json"
+        if csv_body is not None:
+            data, kind = csv_body.encode("utf-8"), "text/csv"
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": kind}
+        if method == "POST":
+            headers["Idempotency-Key"] = uuid.uuid4().hex  # the same for every retry
+        for attempt in range(1, RETRIES + 1):
+            request = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                    if text:
+                        return raw.decode("utf-8")
+                    return json.loads(raw) if raw else None
+            except urllib.error.HTTPError as error:
+                if error.code in (429, 503) and attempt < RETRIES:
+                    wait = min(10.0, float(error.headers.get("Retry-After") or 2))
+                    error.close()
+                    time.sleep(wait)
+                    continue
+                raise CommandError(
+                    f"the server answered {error.code}: {_detail(error)}"
+                    + _advice(error.code, self.server)
+                ) from None
+            except urllib.error.URLError as error:
+                if not isinstance(error.reason, TIMEOUTS):
+                    raise CommandError(
+                        f"cannot reach {self.server}: {error.reason}. Is the address right"
+                        " (--server or JAXJUDGE_SERVER) and the server running?"
+                    ) from None
+                if attempt < RETRIES:
+                    continue
+                raise CommandError(self._no_answer(url)) from None
+            except TIMEOUTS:
+                if attempt < RETRIES:
+                    continue
+                raise CommandError(self._no_answer(url)) from None
+            except OSError as error:  # the connection broke mid-answer
+                raise CommandError(f"{url}: the connection failed ({error})") from None
+            except ValueError:
+                raise CommandError(f"{url}: the answer is not JSON") from None
+        raise CommandError(f"{url}: the server stayed busy ({RETRIES} tries)")
+
+    def _no_answer(self, url: str) -> str:
+        return f"{url}: no answer within {self.timeout:g} s ({RETRIES} tries)"

@@ -1,0 +1,76 @@
+"""Submitting code and waiting for its verdict, with the stages on the way (queued
+and where in the queue, grading, done), for the terminal and the notebook alike."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from jaxjudge_client.errors import CommandError
+from jaxjudge_client.http import ApiClient
+
+Answer = dict[str, Any]  # GET /api/submissions/{id}, as JSON
+Progress = Callable[[Answer, float], None]  # the latest answer, seconds since submitting
+
+
+def poll_delay(waited: float) -> float:
+    """Seconds until the next look at a submission: often at first (most verdicts take
+    about a second), then less (the page's script polls alike)."""
+    return 0.1 if waited < 3 else 0.3 if waited < 15 else 1.0
+
+
+def stage(answer: Answer, waited: float) -> str:
+    """Where a submission is, in words: "queued (2nd in line), 1.4 s"."""
+    status = answer.get("status")
+    if status == "queued":
+        position = answer.get("position")
+        where = f" ({_ordinal(position)} in line)" if isinstance(position, int) else ""
+        return f"queued{where}, {waited:.1f} s"
+    if status == "running":
+        return f"grading, {waited:.1f} s"
+    return f"done, {waited:.1f} s"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def submit(
+    client: ApiClient,
+    problem: str,
+    code: str,
+    *,
+    mode: str = "submit",
+    timeout: float = 300.0,
+    progress: Progress | None = None,
+) -> Answer:
+    """Send ``code`` for ``problem`` (``mode``: submit, or run for the samples only) and
+    return the finished answer."""
+    created = client.request(
+        "POST", "/api/submissions", {"problem": problem, "code": code, "mode": mode}
+    )
+    return wait(client, int(created["id"]), timeout=timeout, progress=progress)
+
+
+def wait(
+    client: ApiClient,
+    submission_id: int,
+    *,
+    timeout: float = 300.0,
+    progress: Progress | None = None,
+) -> Answer:
+    started = time.monotonic()
+    answer: Answer = {"status": "queued"}
+    while time.monotonic() - started < timeout:
+        answer = client.request("GET", f"/api/submissions/{submission_id}")
+        waited = time.monotonic() - started
+        if progress is not None:
+            progress(answer, waited)
+        if answer.get("status") == "done":
+            return answer
+        time.sleep(poll_delay(waited))
+    raise CommandError(
+        f"no verdict within {timeout:g} s; submission {submission_id} is still"
+        f" {answer.get('status')} (ask again later: jaxjudge-client status {submission_id})"
+    )

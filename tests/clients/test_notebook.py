@@ -1,0 +1,143 @@
+"""The light client as a Colab learner uses it: installed into a fresh virtual
+environment that has no jax (from the wheels `make` fetched, offline), a real
+IPython kernel in it, a real notebook executed by nbclient against a running
+`jaxjudge serve`. The notebook loads the extension, submits a correct and a wrong
+solution with the cell magic, sends a defined function with --function, and names
+an unknown problem; the test reads the rendered outputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from app.web import client_download
+from grader.config import PROJECT_ROOT
+from tests.app.server import Server, jaxjudge, server_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
+
+WHEELHOUSE = PROJECT_ROOT / "var" / "wheelhouse"
+SLUG = "scan-microbatched-grads"
+CORRECT = (PROJECT_ROOT / "reference_solutions" / f"{SLUG}.py").read_text()
+WRONG = (PROJECT_ROOT / "problems" / SLUG / "mistakes" / "averaged_chunks.py").read_text()
+# Defined in the notebook, its imports inside: this kernel has no jax to import.
+DEFINED = """def microbatched_grads(w, b, x_full, y_full, n_microbatches):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    n = int(n_microbatches)
+    grad_fn = jax.grad(lambda w, x, y: jnp.sum((w * x - y) ** 2))
+
+    def step(acc, chunk):
+        return acc + grad_fn(w, *chunk), None
+
+    total, _ = lax.scan(step, jnp.zeros(()), (x_full.reshape(n, -1), y_full.reshape(n, -1)))
+    return total
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+    env = server_env(tmp_path_factory.mktemp("server"))
+    made = jaxjudge(env, "users", "create", "ada", "--role", "learner", "--password-stdin",
+                    stdin="correct horse\n")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    token = jaxjudge(env, "tokens", "create", "ada").stdout.strip()
+    running = Server(env, workers=1)
+    yield running, token
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def kernel_path(server: tuple[Server, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Jupyter data folder whose one kernel runs in a fresh venv with the client,
+    installed as the account page says: from the server's own wheel."""
+    assert WHEELHOUSE.is_dir(), "run `make venv` first: it fetches the kernel's wheels"
+    root = tmp_path_factory.mktemp("colab")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index",
+         "--find-links", str(WHEELHOUSE), "ipykernel", server[0].url + client_download.PATH],
+        check=True,
+    )  # fmt: skip
+    no_jax = subprocess.run([str(python), "-c", "import jax"], capture_output=True, check=False)
+    assert no_jax.returncode != 0  # the client brought no jax with it
+    spec = root / "jupyter" / "kernels" / "colab-like"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(
+        json.dumps({
+            "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python (no jax, jaxjudge-client)",
+            "language": "python",
+        })
+    )  # fmt: skip
+    return root / "jupyter"
+
+
+def executed(cells: list[str], kernel_path: Path, tmp_path: Path) -> list[dict[str, Any]]:
+    made = [nbformat.v4.new_code_cell(c) for c in cells]  # type: ignore[no-untyped-call]
+    notebook = nbformat.v4.new_notebook(cells=made)  # type: ignore[no-untyped-call]
+    NotebookClient(
+        notebook,
+        kernel_name="colab-like",
+        timeout=300,
+        allow_errors=True,  # a cell that fails must not stop the rest
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    return [cell for cell in notebook.cells]
+
+
+def final(cell: dict[str, Any]) -> dict[str, str]:
+    """The cell's result: its execute_result's data by MIME type."""
+    results = [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
+    assert results, cell["outputs"]
+    return dict(results[-1]["data"])
+
+
+def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
+    server: tuple[Server, str],
+    kernel_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    running, token = server
+    monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
+    monkeypatch.setenv("JAXJUDGE_SERVER", running.url)  # as Colab's secrets would set them
+    monkeypatch.setenv("JAXJUDGE_TOKEN", token)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    cells = executed(
+        [
+            "%load_ext jaxjudge_client",
+            f"%%jaxjudge submit {SLUG}\n{CORRECT}",
+            f"%%jaxjudge submit {SLUG}\n{WRONG}",
+            DEFINED,
+            f"%jaxjudge submit {SLUG} --function microbatched_grads",
+            "%%jaxjudge submit no-such-problem\ndef f():\n    return 1\n",
+        ],
+        kernel_path,
+        tmp_path,
+    )
+    accepted = final(cells[1])
+    assert accepted["text/plain"].startswith(f"{SLUG}: Accepted")
+    assert "Accepted" in accepted["text/html"] and "<table" in accepted["text/html"]
+    wrong = final(cells[2])
+    assert wrong["text/plain"].startswith(f"{SLUG}: Wrong answer")
+    assert "Likely mistake:</strong> You divided the accumulated gradient" in wrong["text/html"]
+    assert ">hidden<" in wrong["text/html"]  # hidden cases: their verdict only
+    assert f"{running.url}/problems/{SLUG}" in wrong["text/html"]  # where the hints are
+    assert final(cells[4])["text/plain"].startswith(f"{SLUG}: Accepted")
+    # IPython prints a UsageError as one line on stderr, no traceback.
+    said = "".join(o.get("text", "") for o in cells[5]["outputs"] if o.get("name") == "stderr")
+    assert said.startswith("UsageError: jaxjudge: the server answered 404"), cells[5]["outputs"]
+    assert said.strip().count("\n") == 0 and "Traceback" not in said
