@@ -8,15 +8,19 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots clean
 
-venv: system-deps $(STAMP)
+# axe-core checks every page's accessibility in the browser test
+# (tests/e2e/test_accessibility.py): installed from npm once, never fetched at run time.
+AXE := var/axe/node_modules/axe-core/axe.min.js
+venv: system-deps $(STAMP) $(AXE)
 
 # Debian packages: bubblewrap sandboxes every submission; chromium runs the
 # browser test (Playwright drives it; no browser is ever downloaded); postgresql
 # is the database jaxjudge scales on, and the tests start a real server of it.
-DEBIAN_PACKAGES := bubblewrap chromium postgresql
+DEBIAN_PACKAGES := bubblewrap chromium postgresql npm
 system-deps:
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	{ command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -38,6 +42,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@# light client and ipykernel (no jax), installed offline from these wheels.
 	$(BIN)/python -m pip download --quiet --dest var/wheelhouse ipykernel==7.4.0
 	@touch $@
+
+$(AXE):
+	npm install --silent --prefix var/axe --no-audit --no-fund --no-save axe-core@4.14.1
 
 # The platform on its embedded default: SQLite in var/, warm sandboxed workers.
 run: venv

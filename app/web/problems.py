@@ -4,6 +4,7 @@ hints, history), and its fragments (history, walkthrough) the page fetches."""
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request, status
@@ -131,8 +132,10 @@ def signature_of(problem: Problem) -> str:
 
 def walkthrough_views(problem: Problem) -> dict[str, str]:
     """The walkthrough and the reference, rendered (shown after acceptance, and to authors)."""
+    # solution.md opens with its own "# Walkthrough": the page's heading says it once.
+    text = re.sub(r"\A\s*#\s+Walkthrough\s*\n", "", problem.solution_walkthrough)
     return {
-        "walkthrough": render_markdown(problem.solution_walkthrough),
+        "walkthrough": render_markdown(text),
         "reference": render_markdown(f"```python\n{problem.reference_source}\n```"),
     }
 

@@ -64,3 +64,14 @@ class Elements(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.add(tag)
         self.attributes += attrs
+
+
+def test_every_highlight_colour_reads_at_aa_contrast_on_the_code_background() -> None:
+    from pygments.styles import get_style_by_name
+
+    from app.core.markdown import COLOR, HIGHLIGHT_STYLE, _rgb, contrast, highlight_css
+
+    background = _rgb(get_style_by_name(HIGHLIGHT_STYLE).background_color)
+    colours = COLOR.findall(highlight_css())
+    assert len(colours) > 20  # the style's token colours, not an empty sheet
+    assert min(contrast(_rgb(c), background) for c in colours) >= 4.5

@@ -193,6 +193,7 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
     scripts = re.findall(r"<script[^>]*>", page)
     assert scripts == [
         '<script src="/static/local-times.js" defer>',
+        '<script src="/static/scrolling.js" defer>',
         '<script src="/static/editor.js" defer>',
         '<script src="/static/problem.js" defer>',
     ]  # ours only: no inline code, no CDN
@@ -323,7 +324,7 @@ def test_sample_cases_show_the_stored_inputs_and_expected_values_and_code_is_col
     assert "being prepared" not in page
     assert "<summary>tiny</summary>" in page
     assert "float32(8,) [1 2]" in page  # an input, with its values
-    assert "<th>expected</th><td><pre>0.25</pre>" in page
+    assert '<th>expected</th><td><pre tabindex="0">0.25</pre>' in page
     css = browser.get("/assets/highlight.css")
     assert css.status_code == 200
     assert ".highlight" in css.text

@@ -157,15 +157,21 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         page.get_by_role("button", name="Run samples").click()
         verdict = page.locator("#verdict h3")
         expect(verdict).to_contain_text("Accepted", timeout=90_000)
-        expect(page.locator("table.cases tr")).to_have_count(2)  # the two sample cases only
+        expect(page.locator("table.cases tbody tr")).to_have_count(2)  # the two samples only
 
         page.get_by_role("button", name="Submit").click()
         expect(page.locator("#verdict .pending")).to_have_count(0, timeout=90_000)
         expect(verdict).to_contain_text("Accepted", timeout=90_000)
-        expect(page.locator("table.cases tr")).to_have_count(6)
+        expect(page.locator("table.cases tbody tr")).to_have_count(6)
         shots = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path)
         shots.mkdir(parents=True, exist_ok=True)
+        page.set_viewport_size({"width": 1280, "height": 800})
         page.screenshot(path=str(shots / "problem-accepted.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing scrolls sideways
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(shots / "problem-phone.png"), full_page=False)
+        page.set_viewport_size({"width": 1280, "height": 800})
 
         type_solution(WRONG)
         page.get_by_role("button", name="Submit").click()

@@ -36,6 +36,7 @@
     const node = document.createElement(tag);
     node.textContent = content;
     if (className) node.className = className;
+    if (tag === "pre") node.tabIndex = 0;  // a long line scrolls: the keyboard can reach it
     return node;
   };
   const shown = (outputs) => JSON.stringify(outputs && outputs.length === 1 ? outputs[0] : outputs);  // one output: no extra brackets
@@ -55,14 +56,20 @@
     if (state.cases.length) {
       const table = document.createElement("table");
       table.className = "cases";
-      table.append(...["Case", "Kind", "Verdict", "Max abs error", "Time (s)", "Details"].map((h) => text("th", h)));
+      const head = table.createTHead().insertRow();
+      for (const title of ["Case", "Kind", "Verdict", "Max abs error", "Time (s)", "Details"]) {
+        const cell = text("th", title);
+        cell.scope = "col";
+        head.append(cell);
+      }
+      const body = table.createTBody();
       for (const c of state.cases) {
         const row = document.createElement("tr");
         let details = c.message || "";
         if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
         row.append(text("td", c.name), text("td", c.hidden ? "hidden" : c.probe ? "memory probe" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
                    text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
-        table.append(row);
+        body.append(row);
       }
       panel.append(table);
     }

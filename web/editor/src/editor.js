@@ -8,10 +8,16 @@ import { EditorView, keymap } from "@codemirror/view";
 import { indentWithTab } from "@codemirror/commands";
 
 function mount(textarea) {
+  // The editable element is what assistive technology reads: it takes the textarea's
+  // name and the hint that says how to leave it with the keyboard (Tab indents here).
+  const named = { "aria-label": textarea.getAttribute("aria-label") || "Code" };
+  const hint = textarea.getAttribute("aria-describedby");
+  if (hint) named["aria-describedby"] = hint;
   const view = new EditorView({
     doc: textarea.value,
     extensions: [
       basicSetup,
+      EditorView.contentAttributes.of(named),
       python(),
       indentUnit.of("    "),
       keymap.of([indentWithTab]),
