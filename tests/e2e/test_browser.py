@@ -163,6 +163,7 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         expect(page.locator("#verdict .pending")).to_have_count(0, timeout=90_000)
         expect(verdict).to_contain_text("Accepted", timeout=90_000)
         expect(page.locator("table.cases tbody tr")).to_have_count(6)
+        expect(page.locator(".meta .status")).to_have_text("solved")  # no reload needed
         shots = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path)
         shots.mkdir(parents=True, exist_ok=True)
         page.set_viewport_size({"width": 1280, "height": 800})

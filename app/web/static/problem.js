@@ -42,13 +42,41 @@
   const shown = (outputs) => JSON.stringify(outputs && outputs.length === 1 ? outputs[0] : outputs);  // one output: no extra brackets
   const number = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
 
+  // While the server grades: the stage in words (announced when it changes) and the
+  // seconds since sending (not announced: a screen reader would read every tick).
+  function stageOf(state, mode) {
+    if (state.status === "queued") return state.position ? `Queued: ${ordinal(state.position)} in line` : "Queued";
+    return mode === "run" ? "Running the samples" : "Grading: the samples, then the hidden cases";
+  }
+  function ordinal(n) {
+    const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+    return `${n}${suffix}`;
+  }
+  function showProgress(state, mode, started) {
+    const words = stageOf(state, mode);
+    let line = panel.querySelector("p.progress-line");
+    if (!line || line.dataset.stage !== words) {
+      line = document.createElement("p");
+      line.className = "pending progress-line";
+      line.dataset.stage = words;
+      const stage = text("span", words);
+      const clock = text("span", "", "elapsed");
+      clock.setAttribute("aria-hidden", "true");
+      line.append(stage, clock);
+      panel.replaceChildren(line);
+    }
+    line.querySelector(".elapsed").textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
+  }
+  // The problem's status line follows the submits without a reload (app/data/progress.py).
+  function setStatus(status) {
+    const shown = document.querySelector(".meta .status");
+    if (!shown || shown.textContent === "solved") return;
+    shown.textContent = status;
+    shown.className = `status ${status}`;
+  }
+
   function show(state) {
     panel.replaceChildren();
-    if (state.status !== "done") {
-      const where = state.status === "queued" ? `Queued (position ${state.position})` : "Running…";
-      panel.append(text("p", where, "pending"));
-      return;
-    }
     const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
     panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}%${timing}`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
@@ -111,11 +139,23 @@
       return;
     }
     const started = Date.now();
+    if (mode === "submit") {
+      setStatus("attempted");
+      refresh("history", `/problems/${slug}/history`);  // the new submit, queued, in the list
+    }
+    const ticking = setInterval(() => {
+      const clock = panel.querySelector(".progress-line .elapsed");
+      if (clock) clock.textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    }, 100);
     for (;;) {
       const state = await (await fetch(`/api/submissions/${body.id}`)).json();
-      show(state);
-      if (state.status === "done") {
+      if (state.status !== "done") {
+        showProgress(state, mode, started);
+      } else {
+        clearInterval(ticking);
+        show(state);
         if (mode === "submit") {
+          if (state.verdict === "accepted") setStatus("solved");
           await refresh("history", `/problems/${slug}/history`);
           if (state.verdict === "accepted") await refresh("walkthrough", `/problems/${slug}/walkthrough`);
         }
