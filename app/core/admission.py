@@ -5,17 +5,20 @@ dependencies, then the route), so threads alone do not bound connections: a
 hundred clients would hold a hundred. Here the hundred-and-first waits at the
 door, before it touches anything, and one that waits longer than
 ``database_wait_seconds`` gets 503 with Retry-After (JSON under /api/, a page
-otherwise). Liveness (/healthz) and static files skip the queue.
+otherwise). Liveness (/healthz), static files and verdict streams skip the queue:
+a stream waits for minutes holding nothing, and bounds itself (app/api/streams.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 from app.core.http_guards import ASGIApp, Receive, Scope, Send
 
 SKIP = ("/healthz", "/static/")
+STREAM = re.compile(r"/api/submissions/\d+/events")
 
 
 class Admission:
@@ -24,7 +27,11 @@ class Admission:
         self._slots: asyncio.Semaphore | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(SKIP):
+        if (
+            scope["type"] != "http"
+            or scope["path"].startswith(SKIP)
+            or STREAM.fullmatch(scope["path"])
+        ):
             await self.app(scope, receive, send)
             return
         if self._slots is None:  # created inside the server's event loop

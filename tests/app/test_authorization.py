@@ -100,6 +100,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /api/tracks": signed_in(),
     "POST /api/submissions": signed_in(),
     "GET /api/submissions/{submission_id}": only("learner", others="hidden"),
+    "GET /api/submissions/{submission_id}/events": only("learner", others="hidden"),
     "GET /api/tokens": signed_in(),
     "POST /api/tokens": signed_in(),
     "DELETE /api/tokens/{token_id}": only("learner", others="hidden"),

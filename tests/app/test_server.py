@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,3 +132,38 @@ def test_a_queued_submission_survives_a_restart(env: dict[str, str], token: str)
         assert state["verdict"] == "accepted"
     finally:
         grading.stop()
+
+
+def test_a_verdict_streams_its_stages_then_arrives(server: Server, token: str) -> None:
+    """GET /api/submissions/{id}/events: progress events while it waits, then the
+    verdict, the same one a read answers; someone else's submission does not exist."""
+    created = api(server, token, "/api/submissions",
+                  {"problem": "scan-microbatched-grads", "code": REFERENCE.read_text()})  # fmt: skip
+    events: list[tuple[str, dict[str, object]]] = []
+    request = urllib.request.Request(
+        f"{server.url}/api/submissions/{created['id']}/events",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as stream:
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        kind = ""
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((kind, json.loads(line.removeprefix("data: "))))
+                if kind == "done":
+                    break
+    kinds = [kind for kind, _state in events]
+    assert kinds[-1] == "done" and set(kinds[:-1]) <= {"progress"}
+    assert all(state["status"] in ("queued", "running") for _kind, state in events[:-1])
+    assert events[-1][1] == api(server, token, f"/api/submissions/{created['id']}")
+    assert events[-1][1]["verdict"] == "accepted"
+    missing = urllib.request.Request(
+        f"{server.url}/api/submissions/{int(str(created['id'])) + 1000}/events",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(missing, timeout=30)
+    assert refused.value.code == 404

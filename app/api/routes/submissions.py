@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Request, status
+from fastapi import APIRouter, Header, HTTPException, Request, Response, status
+from fastapi.responses import StreamingResponse
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import CurrentUser, SessionDep
+from app.api import streams
+from app.api.deps import CurrentUser, SessionDep, current_user
 from app.core.config import grader_settings, settings
+from app.core.db import session_scope
 from app.data import catalog, comments
 from app.data import submissions as submission_data
 from app.grading import queue
@@ -84,9 +92,19 @@ def create_submission(
 @router.get("/{submission_id}", response_model=SubmissionPublic)
 def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
     """Status while queued or running; the verdict, as its owner may see it, once done."""
+    return public_state(session, submission_id, user.id)
+
+
+def _owned(session: Session, submission_id: int, user_id: int) -> Submission:
     submission = session.get(Submission, submission_id)
-    if submission is None or submission.user_id != user.id:  # others' do not exist for you
+    if submission is None or submission.user_id != user_id:  # others' do not exist for you
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No submission {submission_id}.")
+    return submission
+
+
+def public_state(session: Session, submission_id: int, user_id: int) -> SubmissionPublic:
+    """The submission as its owner may see it (the same for a read and for a stream)."""
+    submission = _owned(session, submission_id, user_id)
     state = SubmissionPublic(
         id=submission.id,
         status=SubmissionStatus(submission.status),
@@ -108,6 +126,68 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
         notes = comments.on_submissions(session=session, submission_ids=[submission.id])
         state.comments = [StaffComment.model_validate(c) for c in notes.get(submission.id, [])]
     return state
+
+
+@router.get(
+    "/{submission_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def submission_events(
+    submission_id: int,
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Server-Sent Events: ``progress`` each time the state changes (queued with its
+    ``position``, ``running``), then ``done`` with the verdict (the fields of
+    ``GET /api/submissions/{id}``), or ``again`` after a while without one (read it
+    again). A busy server answers 503: poll ``GET /api/submissions/{id}`` instead."""
+
+    def owner() -> int:  # a database connection for this moment only, not the stream's life
+        with session_scope() as session:
+            user = current_user(request, session, authorization)
+            return _owned(session, submission_id, user.id).user_id
+
+    user_id = await run_in_threadpool(owner)
+    if not streams.room():
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "Too many verdicts are being streamed; poll GET /api/submissions/{id} instead.",
+            headers={"Retry-After": "1"},
+        )
+    return StreamingResponse(
+        _events(submission_id, user_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
+    def now_json() -> tuple[str, bool]:
+        with session_scope() as session:
+            state = public_state(session, submission_id, user_id)
+            return state.model_dump_json(), state.status == SubmissionStatus.DONE
+
+    streams.opened()
+    try:
+        began = last_sent = time.monotonic()
+        sent = ""
+        while True:
+            payload, done = await run_in_threadpool(now_json)
+            if payload != sent:
+                yield f"event: {'done' if done else 'progress'}\ndata: {payload}\n\n"
+                sent, last_sent = payload, time.monotonic()
+            if done:
+                return
+            if time.monotonic() - began > streams.STREAM_SECONDS:
+                yield "event: again\ndata: {}\n\n"
+                return
+            if time.monotonic() - last_sent > streams.KEEP_ALIVE_SECONDS:
+                yield ": still grading\n\n"
+                last_sent = time.monotonic()
+            await asyncio.sleep(streams.LOOK_SECONDS)
+    finally:
+        streams.closed()
 
 
 REPORT_FIELDS = (

@@ -147,20 +147,33 @@
       const clock = panel.querySelector(".progress-line .elapsed");
       if (clock) clock.textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
     }, 100);
+    const state = (await streamed(body.id, mode, started)) || (await polled(body.id, mode, started));
+    clearInterval(ticking);
+    show(state);
+    if (mode === "submit") {
+      if (state.verdict === "accepted") setStatus("solved");
+      await refresh("history", `/problems/${slug}/history`);
+      if (state.verdict === "accepted") await refresh("walkthrough", `/problems/${slug}/walkthrough`);
+    }
+  }
+  // The server pushes each change (Server-Sent Events); null: the stream failed, was
+  // refused (a busy server) or ran out, and polling takes over.
+  function streamed(id, mode, started) {
+    return new Promise((resolve) => {
+      if (!window.EventSource) return resolve(null);
+      const source = new EventSource(`/api/submissions/${id}/events`);
+      const stop = (value) => { source.close(); resolve(value); };
+      source.addEventListener("progress", (event) => showProgress(JSON.parse(event.data), mode, started));
+      source.addEventListener("done", (event) => stop(JSON.parse(event.data)));
+      source.addEventListener("again", () => stop(null));
+      source.onerror = () => stop(null);
+    });
+  }
+  async function polled(id, mode, started) {
     for (;;) {
-      const state = await (await fetch(`/api/submissions/${body.id}`)).json();
-      if (state.status !== "done") {
-        showProgress(state, mode, started);
-      } else {
-        clearInterval(ticking);
-        show(state);
-        if (mode === "submit") {
-          if (state.verdict === "accepted") setStatus("solved");
-          await refresh("history", `/problems/${slug}/history`);
-          if (state.verdict === "accepted") await refresh("walkthrough", `/problems/${slug}/walkthrough`);
-        }
-        return;
-      }
+      const state = await (await fetch(`/api/submissions/${id}`)).json();
+      if (state.status === "done") return state;
+      showProgress(state, mode, started);
       // Most verdicts take about a second: look often at first, then less (pollDelay).
       await new Promise((resolve) => setTimeout(resolve, pollDelay(Date.now() - started)));
     }
