@@ -95,6 +95,9 @@ class Submission(Base):
     verdict: Mapped[str | None] = mapped_column(String(32), default=None)
     score: Mapped[float | None] = mapped_column(default=None)
     result_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # While its hidden cases run: the samples' reports, written once the child has
+    # answered every sample (app/grading/worker.py), shown to the learner at once.
+    samples_json: Mapped[str | None] = mapped_column(Text, default=None)
     # The problem version it was (or will be) graded against; null before versioning.
     problem_version_id: Mapped[int | None] = mapped_column(
         ForeignKey("problem_versions.id"), default=None

@@ -85,6 +85,14 @@ class SubmissionPublic(BaseModel):
     problem: str
     mode: Mode
     position: int | None = Field(None, description="While queued: 1 is graded next.")
+    stage: str = Field(
+        "queued",
+        description="queued; samples (compiling and running them); hidden (the samples"
+        " are answered, see samples, and the hidden cases run); done.",
+    )
+    samples: list[CaseReport] | None = Field(
+        None, description="While the hidden cases run: the samples' reports, known already."
+    )
     submitted_at: datetime
     started_at: datetime | None = Field(None, description="Queue wait: started - submitted.")
     finished_at: datetime | None = Field(None, description="Grading: finished - started.")

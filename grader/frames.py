@@ -236,6 +236,12 @@ class FrameCollector:
         ):
             raise ProtocolError("SAMPLES_DONE out of place")
         self.samples_done.set()
+        # grader.judge.CaseJudge.samples_done: who listens reads the samples' reports now,
+        # before the hidden inputs are sent (a bare judge function has no listener).
+        tell = getattr(self.judge, "samples_done", None)
+        if tell is not None:
+            judged = [solution.cases[i] for i in range(len(job.cases))]
+            tell([c.judged.report for c in judged if c.judged is not None])
 
     def _case(self, frame: Frame, job: Job) -> CaseOutcome:
         seconds = _seconds(frame.meta)

@@ -12,6 +12,10 @@ times its elements); docs/security.md states the bound.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
+
 from grader import expected
 from grader.cases import Case
 from grader.compare import Failure, format_shape
@@ -74,6 +78,17 @@ def matching_mistakes(
     return frozenset(found)
 
 
+log = logging.getLogger("jaxjudge.judge")
+
+# Who hears of the samples' reports the moment the child has answered them all, before
+# any hidden input exists in its memory (app/grading/worker.py: the page shows them
+# while the hidden cases run). Read once, where the judge is made, in the grading
+# thread; the reports are the samples' own, never a hidden case's.
+SAMPLES_SEEN: ContextVar[Callable[[list[CaseReport]], None] | None] = ContextVar(
+    "samples_seen", default=None
+)
+
+
 class CaseJudge:
     """Turns each case a child reports into its report, keeping no array."""
 
@@ -85,6 +100,17 @@ class CaseJudge:
         trusted: expected.TrustedOutputs,
     ) -> None:
         self.problem, self.cases, self.keys, self.trusted = problem, cases, keys, trusted
+        self.on_samples = SAMPLES_SEEN.get()
+
+    def samples_done(self, reports: list[CaseReport]) -> None:
+        """Every first-phase case is judged: tell whoever listens. Their failure is
+        logged and never the grading's."""
+        if self.on_samples is None:
+            return
+        try:
+            self.on_samples([r for r in reports if not r.hidden])
+        except Exception:
+            log.exception("reporting the samples early failed; grading goes on")
 
     def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
         case, key = self.cases[position], self.keys[position]

@@ -123,6 +123,7 @@ def claim(session: Session, *, worker: str, lease_seconds: int) -> Submission | 
         lease_seconds=lease_seconds,
         now=now,
         started_at=now,
+        samples_json=None,  # a second attempt shows its own samples
     )
     return None if won is None else session.get(Submission, won, populate_existing=True)
 
@@ -173,6 +174,20 @@ def _finish(session: Session, model: Leased, row_id: int, worker: str, **values:
         .values(status=SubmissionStatus.DONE, lease_owner=None, lease_expires_at=None, **values)
     )
     return _rows(session, statement) == 1
+
+
+def samples_seen(session: Session, *, submission_id: int, worker: str, samples_json: str) -> None:
+    """Keep the samples' reports while the hidden cases run, if ``worker`` still holds
+    the submission (a lost lease writes nothing)."""
+    session.execute(
+        update(Submission)
+        .where(
+            Submission.id == submission_id,
+            Submission.lease_owner == worker,
+            Submission.status == SubmissionStatus.RUNNING,
+        )
+        .values(samples_json=samples_json)
+    )
 
 
 def complete(

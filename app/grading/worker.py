@@ -33,9 +33,10 @@ from app.grading.notifications import Listener
 from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import RegradeItem, Submission
 from grader.cgroups import process_tag
+from grader.judge import SAMPLES_SEEN
 from grader.limits import sandbox_limits
 from grader.log_context import grading_of
-from grader.report import GradeReport
+from grader.report import CaseReport, GradeReport
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -159,7 +160,7 @@ class EmbeddedWorkers:
         with grading_of(job.id):  # every line until it is recorded carries its id
             try:
                 report = self._leased(
-                    job.id, worker, queue.renew, lambda: report_for(job, self.grader)
+                    job.id, worker, queue.renew, lambda: self._graded(job, worker)
                 )
                 if self._put_back_for_later(report, job, Submission, worker):
                     return True
@@ -186,6 +187,32 @@ class EmbeddedWorkers:
                 "" if recorded else " (lease taken by another worker: dropped)",
             )
         return True
+
+    def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:
+        """The job's report; its samples' reports are stored as soon as they are known,
+        so the learner reads them while the hidden cases run."""
+
+        def seen(reports: list[CaseReport]) -> None:
+            stored = json.dumps([r.model_dump(mode="json") for r in reports], allow_nan=False)
+            # Its own thread: the grading thread reads the child's frames meanwhile.
+            threading.Thread(
+                target=self._store_samples, args=(job.id, worker, stored), daemon=True
+            ).start()
+
+        token = SAMPLES_SEEN.set(seen)
+        try:
+            return report_for(job, self.grader)
+        finally:
+            SAMPLES_SEEN.reset(token)
+
+    def _store_samples(self, submission_id: int, worker: str, stored: str) -> None:
+        try:
+            with session_scope() as session:
+                queue.samples_seen(
+                    session, submission_id=submission_id, worker=worker, samples_json=stored
+                )
+        except SQLAlchemyError as error:  # the verdict still comes; only the preview is lost
+            self._database(ok=False, error=error)
 
     def _one_regrade_item(self, worker: str) -> bool:
         """Re-run one submission of a regrade against the regrade's version."""

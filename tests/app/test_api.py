@@ -85,6 +85,7 @@ def test_submit_then_poll_until_done(client: TestClient) -> None:
         "problem": "scan-microbatched-grads",
         "mode": "submit",
         "position": 1,
+        "stage": "queued",
     }
     assert queued["verdict"] is None and queued["started_at"] is None
     drain_queue()
@@ -95,6 +96,37 @@ def test_submit_then_poll_until_done(client: TestClient) -> None:
     assert [case["verdict_label"] for case in done["cases"]] == ["Accepted"]
     assert submitted_at <= done["started_at"] <= done["finished_at"]  # ISO, UTC, "Z"
     assert {"score", "cases", "diagnosis", "stdout", "versions", "seconds"} <= done.keys()
+
+
+def test_while_the_hidden_cases_run_the_samples_reports_are_read(client: TestClient) -> None:
+    from app.grading import queue
+    from app.models import Submission
+
+    auth = token_for("ada")
+    created = client.post("/api/submissions", headers=auth,
+                          json={"problem": "scan-microbatched-grads", "code": "# x"})  # fmt: skip
+    submission_id = created.json()["id"]
+    with session_scope() as session:
+        claimed = queue.claim(session, worker="w1", lease_seconds=60)
+        assert claimed is not None and claimed.id == submission_id
+    running = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
+    assert (running["status"], running["stage"], running["samples"]) == ("running", "samples", None)
+    sample = CaseReport(name="small", hidden=False, verdict=Verdict.ACCEPTED, seconds=0.01)
+    smuggled = CaseReport(name="secret", hidden=True, verdict=Verdict.WRONG_ANSWER)
+    stored = json.dumps([sample.model_dump(mode="json"), smuggled.model_dump(mode="json")])
+    with session_scope() as session:
+        queue.samples_seen(session, submission_id=submission_id, worker="w2", samples_json=stored)
+    assert client.get(f"/api/submissions/{submission_id}", headers=auth).json()["stage"] == (
+        "samples"  # another worker's (a lost lease) writes nothing
+    )
+    with session_scope() as session:
+        queue.samples_seen(session, submission_id=submission_id, worker="w1", samples_json=stored)
+    hidden = client.get(f"/api/submissions/{submission_id}", headers=auth).json()
+    assert hidden["stage"] == "hidden"
+    assert [case["name"] for case in hidden["samples"]] == ["small"]  # never a hidden case
+    with session_scope() as session:
+        row = session.get(Submission, submission_id)
+        assert row is not None and row.samples_json == stored
 
 
 def test_learners_see_only_their_own_submissions(client: TestClient) -> None:

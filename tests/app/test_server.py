@@ -166,4 +166,5 @@ def test_a_verdict_streams_its_stages_then_arrives(server: Server, token: str) -
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(missing, timeout=30)
+    refused.value.close()
     assert refused.value.code == 404

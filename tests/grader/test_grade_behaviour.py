@@ -251,3 +251,29 @@ def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
 def test_a_byte_order_mark_runs_as_python_runs_it(tiny: Problem) -> None:
     report = grade(tiny, "\ufeff" + CORRECT, mode=Mode.RUN)  # as saved by some editors
     assert report.verdict is Verdict.ACCEPTED, report.message
+
+
+def test_the_samples_reports_are_told_before_the_hidden_cases_run(tiny: Problem) -> None:
+    """SAMPLES_SEEN hears the samples' reports once the child answered them all, the
+    same reports the verdict carries, and never a hidden case."""
+    from grader.judge import SAMPLES_SEEN
+    from grader.report import CaseReport
+
+    told: list[list[CaseReport]] = []
+    token = SAMPLES_SEEN.set(told.append)
+    try:
+        report = grade(tiny, "def solve(x, scale):\n    return x\n")
+    finally:
+        SAMPLES_SEEN.reset(token)
+    assert len(told) == 1
+    samples = [case for case in report.cases if not case.hidden]
+    assert told[0] == samples and all(not case.hidden for case in told[0])
+    assert report.verdict is Verdict.WRONG_ANSWER
+    # A run (samples only) has no hidden phase: nobody is told ahead of the verdict.
+    told.clear()
+    token = SAMPLES_SEEN.set(told.append)
+    try:
+        grade(tiny, CORRECT, mode=Mode.RUN)
+    finally:
+        SAMPLES_SEEN.reset(token)
+    assert told == []

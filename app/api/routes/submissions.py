@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ from app.models import Submission
 from app.schemas import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
 from grader.feedback import learner_view
-from grader.report import GradeReport
+from grader.report import CaseReport, GradeReport
 from grader.verdicts import Mode
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
@@ -116,6 +117,13 @@ def public_state(session: Session, submission_id: int, user_id: int) -> Submissi
     )
     if submission.status == SubmissionStatus.QUEUED:
         state.position = queue.queue_position(session, submission)
+    elif submission.status == SubmissionStatus.RUNNING:
+        state.stage = "hidden" if submission.samples_json else "samples"
+        if submission.samples_json:  # the samples' own reports: no hidden case is in them
+            stored = [CaseReport.model_validate(c) for c in json.loads(submission.samples_json)]
+            state.samples = [case for case in stored if not case.hidden]
+    else:
+        state.stage = "done"
     report = GradeReport.from_stored(submission.result_json)
     if submission.status == SubmissionStatus.DONE and report is not None:
         # The learner's own view: hidden cases say their verdict and nothing more.

@@ -46,7 +46,8 @@
   // seconds since sending (not announced: a screen reader would read every tick).
   function stageOf(state, mode) {
     if (state.status === "queued") return state.position ? `Queued: ${ordinal(state.position)} in line` : "Queued";
-    return mode === "run" ? "Running the samples" : "Grading: the samples, then the hidden cases";
+    if (state.stage === "hidden") return "The samples are in; the hidden cases are running";
+    return mode === "run" ? "Running the samples" : "Grading: the samples first, then the hidden cases";
   }
   function ordinal(n) {
     const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
@@ -64,6 +65,7 @@
       clock.setAttribute("aria-hidden", "true");
       line.append(stage, clock);
       panel.replaceChildren(line);
+      if (state.samples && state.samples.length) panel.append(casesTable(state.samples));
     }
     line.querySelector(".elapsed").textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
   }
@@ -75,32 +77,34 @@
     shown.className = `status ${status}`;
   }
 
+  function casesTable(cases) {
+    const table = document.createElement("table");
+    table.className = "cases";
+    const head = table.createTHead().insertRow();
+    for (const title of ["Case", "Kind", "Verdict", "Max abs error", "Time (s)", "Details"]) {
+      const cell = text("th", title);
+      cell.scope = "col";
+      head.append(cell);
+    }
+    const body = table.createTBody();
+    for (const c of cases) {
+      const row = document.createElement("tr");
+      let details = c.message || "";
+      if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
+      row.append(text("td", c.name), text("td", c.hidden ? "hidden" : c.probe ? "memory probe" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
+                 text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
+      body.append(row);
+    }
+    return table;
+  }
+
   function show(state) {
     panel.replaceChildren();
     const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
     panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}%${timing}`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
-    if (state.cases.length) {
-      const table = document.createElement("table");
-      table.className = "cases";
-      const head = table.createTHead().insertRow();
-      for (const title of ["Case", "Kind", "Verdict", "Max abs error", "Time (s)", "Details"]) {
-        const cell = text("th", title);
-        cell.scope = "col";
-        head.append(cell);
-      }
-      const body = table.createTBody();
-      for (const c of state.cases) {
-        const row = document.createElement("tr");
-        let details = c.message || "";
-        if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
-        row.append(text("td", c.name), text("td", c.hidden ? "hidden" : c.probe ? "memory probe" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
-                   text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
-        body.append(row);
-      }
-      panel.append(table);
-    }
+    if (state.cases.length) panel.append(casesTable(state.cases));
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
     if (state.hidden_output_withheld) panel.append(text("p", "Hidden cases show only their verdict; output printed while they ran is not shown. Use Run to debug on the samples.", "meta"));
   }

@@ -27,7 +27,11 @@ def stage(answer: Answer, waited: float) -> str:
         where = f" ({_ordinal(position)} in line)" if isinstance(position, int) else ""
         return f"queued{where}, {waited:.1f} s"
     if status == "running":
-        return f"grading, {waited:.1f} s"
+        if answer.get("stage") == "hidden":
+            samples = answer.get("samples") or []
+            passed = sum(1 for case in samples if case.get("verdict") == "accepted")
+            return f"samples {passed}/{len(samples)} passed; hidden cases running, {waited:.1f} s"
+        return f"grading the samples, {waited:.1f} s"
     return f"done, {waited:.1f} s"
 
 
