@@ -120,11 +120,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from jaxjudge_client import connection, render, verdicts
+    from jaxjudge_client import connection, render, sources, verdicts
 
     from grader.cli import read_submission
 
-    code = read_submission(args.file)
+    code = sources.read_code("-") if args.file == "-" else read_submission(args.file)
     link = connection.resolve(args.server, args.token)
     answer = verdicts.submit(
         link.client(timeout=args.http_timeout),
@@ -177,7 +177,7 @@ def register(commands: Any) -> None:
         "submit", help="submit a file to a jaxjudge server and print the verdict"
     )
     submit.add_argument("slug")
-    submit.add_argument("file")
+    submit.add_argument("file", help="a file of code, or - to read standard input")
     submit.add_argument(
         "--server", default=None, help="default: $JAXJUDGE_SERVER, else http://127.0.0.1:8000"
     )

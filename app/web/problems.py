@@ -140,6 +140,22 @@ def walkthrough_views(problem: Problem) -> dict[str, str]:
     }
 
 
+def _track_of(session: SessionDep, user: User, problem: Problem) -> progress.TrackProgress | None:
+    """The learner's progress through the problem's track."""
+    found = progress.live_tracks(session=session, user=user)
+    return next((t for t in found if t.track == problem.config.track), None)
+
+
+@router.get("/problems/{slug}/track-progress", response_class=HTMLResponse)
+def track_progress_fragment(
+    slug: str, request: Request, session: SessionDep, user: SignedInUser
+) -> Response:
+    """The track's progress line, which the page's script reads again after a verdict."""
+    _version, problem = _live_or_404(session, slug)
+    track = _track_of(session, user, problem)
+    return page(request, "_track_progress.html", user, track=track)
+
+
 @router.get("/problems/{slug}/history", response_class=HTMLResponse)
 def history_fragment(
     slug: str, request: Request, session: SessionDep, user: SignedInUser
@@ -185,6 +201,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         hint_count=len(problem.hints),
         hints=[render_markdown(text) for text in problem.hints[:revealed]],
         status=status_text,
+        track=_track_of(session, user, problem),
         marked=slug in progress.marked(session=session, user=user),
         history=history,
         deadlines=windows.learner_deadlines(session=session, user=user, problem=slug),

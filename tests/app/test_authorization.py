@@ -138,6 +138,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /": signed_in(),
     "GET /problems/{slug}": signed_in(),
     "GET /problems/{slug}/history": signed_in(),
+    "GET /problems/{slug}/track-progress": signed_in(),
     "POST /problems/{slug}/quiz/{question_id}": signed_in(),
     "POST /problems/{slug}/complete": signed_in(),
     "POST /problems/{slug}/incomplete": signed_in(),

@@ -102,10 +102,11 @@ def test_submit_from_the_command_line(server: Server, token: str, env: dict[str,
         "--token",
         "jj_wrong",
         "scan-microbatched-grads",
-        str(REFERENCE),
+        "-",  # the code from standard input
+        stdin=REFERENCE.read_text(),
     )
     assert refused.returncode == 2
-    assert "401" in refused.stderr
+    assert "401" in refused.stderr and "/account" in refused.stderr  # where to get a token
 
 
 def test_a_queued_submission_survives_a_restart(env: dict[str, str], token: str) -> None:

@@ -5,6 +5,7 @@ it, and the one-line errors of the command line."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,10 @@ import pytest
 from jaxjudge_client import connection, render
 from jaxjudge_client.errors import CommandError
 from jaxjudge_client.notebook import Verdict, notebook_imports
+
+from grader.config import PROJECT_ROOT
+
+CLIENT = PROJECT_ROOT / "clients" / "python"
 
 
 def test_arguments_beat_the_environment_which_beats_the_config_file(
@@ -114,3 +119,36 @@ def test_the_command_line_fails_in_one_line_that_says_what_to_do(tmp_path: Path)
     assert both.returncode == 2 and "not both" in both.stderr
     missing = client("run", "p", str(tmp_path / "absent.py"), "--token", "t")
     assert missing.returncode == 2 and "absent.py: no such file" in missing.stderr
+
+
+def _python_3_9() -> str | None:
+    found = shutil.which("python3.9")
+    if found and subprocess.run([found, "-V"], capture_output=True, check=False).returncode == 0:
+        return found
+    pyenv = sorted(Path("/root/.pyenv/versions").glob("3.9.*/bin/python3.9"))
+    return str(pyenv[-1]) if pyenv else None
+
+
+PYTHON_3_9 = _python_3_9()
+
+
+@pytest.mark.skipif(PYTHON_3_9 is None, reason="no Python 3.9 on this machine to try it on")
+def test_the_client_runs_on_python_3_9() -> None:
+    """The package promises Python 3.9 (Colab has been behind before): every module
+    imports there, renders, and the command line gives its one-line error."""
+    assert PYTHON_3_9 is not None
+    env = {"PYTHONPATH": str(CLIENT), "PATH": "/usr/bin:/bin"}
+    imported = subprocess.run(
+        [PYTHON_3_9, "-c", "import jaxjudge_client.cli, jaxjudge_client.notebook as n; "
+         "print(n.Verdict({'problem': 'p', 'verdict': 'accepted', 'verdict_label': 'Accepted',"
+         " 'score': 1.0}, '').__repr__())"],
+        capture_output=True, text=True, env=env, check=False, timeout=60,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == "p: Accepted (score 100%)"
+    refused = subprocess.run(
+        [PYTHON_3_9, "-m", "jaxjudge_client.cli", "submit", "p", "-",
+         "--server", "http://127.0.0.1:9", "--token", "t"],
+        input="x = 1\n", capture_output=True, text=True, env=env, check=False, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "cannot reach http://127.0.0.1:9" in refused.stderr

@@ -156,6 +156,7 @@
     show(state);
     if (mode === "submit") {
       if (state.verdict === "accepted") setStatus("solved");
+      refresh("track-progress", `/problems/${slug}/track-progress`);
       await refresh("history", `/problems/${slug}/history`);
       if (state.verdict === "accepted") await refresh("walkthrough", `/problems/${slug}/walkthrough`);
     }
