@@ -70,3 +70,11 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
         from tests.app import server
 
         monkeypatch.setattr(server.Server, "__init__", refuse("server"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules that hold a slow test run first, each module kept in one piece (its
+    module fixtures start once): with two workers the long tests start early, and the
+    run does not end on one worker finishing a long test alone."""
+    slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)

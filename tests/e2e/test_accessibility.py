@@ -139,7 +139,9 @@ def test_every_page_passes_axe_and_fits_a_phone(world: dict[str, Any]) -> None:
                 page.get_by_role("button", name="Sign in").click()
                 page.wait_for_load_state()
             for path in paths:
-                for viewport in (PHONE, DESKTOP):
+                # axe at a phone's width everywhere (where scrolling boxes appear), and
+                # at a desktop's too on the problem page, the one learners live on.
+                for viewport in (PHONE, DESKTOP) if path == f"/problems/{SLUG}" else (PHONE,):
                     page.set_viewport_size(viewport)
                     answer = page.goto(server.url + path)
                     assert answer is not None and answer.status == 200, (who, path)
