@@ -5,8 +5,6 @@ and nothing changes until all are good. Granting again replaces the date."""
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,14 +13,13 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.core import names
+from app.core.csv_uploads import csv_rows
 from app.data import courses
 from app.data.assignments import course_date
 from app.data.assignments import find as find_assignment
 from app.errors import InvalidInputError, NotFoundError
 from app.models import Course, CourseMember, Extension, User
 from app.vocabulary import MemberRole
-
-CSV_LIMIT_ROWS = 5_000
 
 
 @dataclass(frozen=True)
@@ -139,35 +136,24 @@ def parse_due(text: str) -> datetime:
 def from_csv(*, session: Session, course: Course, text: str, by: User) -> list[Extension]:
     """A CSV with a header row naming ``problem``, ``due_at`` (or ``due``) and ``user``
     or ``group`` columns: all rows granted, or none and every bad row reported."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    upload = csv_rows(text)
+    header = {name.strip().lower() for name in upload.header}
+    due_column = "due_at" if "due_at" in header else "due"
+    if "problem" not in header or due_column not in header or not header & {"user", "group"}:
+        raise InvalidInputError(
+            "Nothing was changed: the CSV's first row names its columns: user (or group),"
+            " problem, due_at."
+        )
     numbered: list[tuple[str, Grant]] = []
     bad: list[str] = []
-    try:
-        header = {(h or "").strip().lower() for h in reader.fieldnames or []}
-        due_column = "due_at" if "due_at" in header else "due"
-        if "problem" not in header or due_column not in header or not header & {"user", "group"}:
-            raise InvalidInputError(
-                "Nothing was changed: the CSV's first row names its columns: user (or group),"
-                " problem, due_at."
-            )
-        for raw in reader:  # DictReader skips blank lines; line_num is the file's
-            line = reader.line_num
-            if len(numbered) + len(bad) >= CSV_LIMIT_ROWS:
-                raise InvalidInputError(f"Nothing was changed: at most {CSV_LIMIT_ROWS} rows.")
-            row = {(k or "").strip().lower(): (v or "") for k, v in raw.items() if k}
-            if not any(value.strip() for value in row.values()):
-                continue
-            try:
-                due = parse_due(row.get(due_column, ""))
-            except InvalidInputError as error:
-                bad.append(f"row {line}: {error}")
-                continue
-            grant = Grant(row.get("problem", ""), due, row.get("user", ""), row.get("group", ""))
-            numbered.append((f"row {line}", grant))
-    except csv.Error as error:
-        raise InvalidInputError(
-            f"Nothing was changed: line {reader.reader.line_num} of the CSV cannot be read ({error})."
-        ) from None
+    for line, row in upload.records():
+        try:
+            due = parse_due(row.get(due_column, ""))
+        except InvalidInputError as error:
+            bad.append(f"row {line}: {error}")
+            continue
+        grant = Grant(row.get("problem", ""), due, row.get("user", ""), row.get("group", ""))
+        numbered.append((f"row {line}", grant))
     if not numbered and not bad:
         raise InvalidInputError("Nothing was changed: the CSV has no rows.")
     return _grant(session, course, numbered, by, unreadable=bad)

@@ -14,20 +14,18 @@ an instructor."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.core import names
+from app.core.csv_uploads import csv_rows
 from app.data import courses
 from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.models import Course, CourseMember, Enrolment, User
 from app.vocabulary import MemberRole
 
-CSV_LIMIT_ROWS = 5_000
 GROUP_NAME_LIMIT = 60
 STUDENT_ID_LIMIT = 64
 
@@ -144,19 +142,7 @@ def student_ids_from_csv(*, session: Session, course: Course, text: str) -> int:
     """Set the course's student ids from a CSV of ``user,student_id`` rows (a header
     first), all or none: every bad row is reported in one InvalidInputError, by its
     line in the file, and nothing changes."""
-    rows: list[tuple[int, str, str]] = []
-    reader = csv.reader(io.StringIO(text))
-    try:
-        for row in reader:
-            if reader.line_num == 1 or not any(cell.strip() for cell in row):
-                continue
-            if len(rows) >= CSV_LIMIT_ROWS:
-                raise InvalidInputError(f"Nothing was changed: at most {CSV_LIMIT_ROWS} rows.")
-            rows.append((reader.line_num, row[0], row[1] if len(row) > 1 else ""))
-    except csv.Error as error:
-        raise InvalidInputError(
-            f"Nothing was changed: line {reader.line_num} of the CSV cannot be read ({error})."
-        ) from None
+    rows = [(line, row[0], row[1] if len(row) > 1 else "") for line, row in csv_rows(text).rows]
     return _map_student_ids(session, course, rows)
 
 
