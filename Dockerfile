@@ -12,13 +12,17 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app/__init__.py app/__init__.py
 COPY grader/__init__.py grader/__init__.py
-RUN pip install --no-cache-dir -e .
+# The light client: `jaxjudge submit` uses it, and notebooks get it as a wheel from here.
+COPY clients/python clients/python
+RUN pip install --no-cache-dir -e . -e ./clients/python
 
 COPY app app
 COPY grader grader
 COPY migrations migrations
 COPY problems problems
 COPY reference_solutions reference_solutions
+COPY templates templates
+COPY static static
 
 # Data (caches, trusted outputs) lives in a volume; the database is PostgreSQL's.
 ENV JAXJUDGE_DATA_DIR=/data

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.client import CommandError
-from grader import log_context
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.running import log_context
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from app.vocabulary import LatePolicy, MemberRole
 
@@ -265,6 +265,8 @@ class RegradeCreate(BaseModel):
 
 
 class RegradeChange(BaseModel):
+    """One regraded submission, old and new (app/data/regrades.py ``changes``)."""
+
     learner: str
     submission_id: int
     submitted_at: datetime
@@ -272,7 +274,14 @@ class RegradeChange(BaseModel):
     old_score: float | None
     new_verdict: str | None
     new_score: float | None
-    changed: bool
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def changed(self) -> bool:
+        return self.new_verdict is not None and (
+            self.new_verdict != self.old_verdict
+            or round(self.new_score or 0.0, 6) != round(self.old_score or 0.0, 6)
+        )
 
 
 class RegradePublic(BaseModel):

@@ -44,3 +44,8 @@ class TooManyError(DomainError):
     def __init__(self, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+def first_line(error: Exception) -> str:
+    """An exception said in one short line (for logs and 503 reasons), never a traceback."""
+    return str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__

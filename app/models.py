@@ -180,7 +180,7 @@ class Enrolment(Base):
     by its LMS (a launch, a roster). All their work in an assignment's window then
     counts, whenever they joined; without one (added by name by an instructor) only
     their work from ``CourseMember.joined_at`` does, so typing an account's name into a
-    course cannot open its earlier code (app/reports/course_submissions.py). Kept when
+    course cannot open its earlier code (app/data/course_submissions.py). Kept when
     the membership is removed: adding them back restores their grades."""
 
     __tablename__ = "course_enrolments"
@@ -324,13 +324,13 @@ class ProblemVersion(Base):
     number: Mapped[int]  # 1, 2, ... per problem
     content_hash: Mapped[str] = mapped_column(String(64))
     title: Mapped[str] = mapped_column(String(120))
-    files_json: Mapped[str] = mapped_column(Text)  # grader.snapshot.encode
+    files_json: Mapped[str] = mapped_column(Text)  # grader.problems.snapshot.encode
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     check_status: Mapped[str] = mapped_column(String(16), default=CheckStatus.UNCHECKED)
     # unchecked | running | passed | failed
     check_json: Mapped[str | None] = mapped_column(Text, default=None)
     checked_at: Mapped[datetime | None] = mapped_column(default=None)
-    # What the problem page shows of the samples (grader.samples), once the
+    # What the problem page shows of the samples (grader.judging.samples), once the
     # version's trusted run is done; or why that run failed.
     samples_json: Mapped[str | None] = mapped_column(Text, default=None)
     samples_error: Mapped[str | None] = mapped_column(Text, default=None)

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.vocabulary import SubmissionStatus
-from grader.report import CaseReport
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import CaseReport
 
 
 def _valid_unicode(text: str) -> str:
@@ -78,7 +78,7 @@ class TracksPublic(BaseModel):
 
 class SubmissionPublic(BaseModel):
     """A submission's state; once done, the report's fields as its owner may see them
-    (hidden cases reduced to their verdict: grader/feedback.py)."""
+    (hidden cases reduced to their verdict: grader/judging/feedback.py)."""
 
     id: int
     status: SubmissionStatus

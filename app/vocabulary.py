@@ -2,7 +2,7 @@
 course member's role, a version's check status, a regrade's status and scope.
 
 Stored as their string values (the columns are strings); compared and assigned as
-these members. The verdicts are the grader's (grader/verdicts.py).
+these members. The verdicts are the grader's (grader/child/verdicts.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A learner's job may use ``CPU_FACTOR`` times the CPU time the reference needs when it
 is graded as a submission here (sandbox, samples, probes and one variant's hidden
 cases), and never less than the problem's floor (``limits.cpu_seconds``); the wall
-clock is a backstop (grader/timing.py). The reference's CPU time is measured once per
+clock is a backstop (grader/running/timing.py). The reference's CPU time is measured once per
 machine, problem version and runtime, by grading it (`jaxjudge prepare`, the server's
 preparation, `jaxjudge check`, or the first grading that finds none) and kept in
 ``var/cache/calibration/``. Until a problem is calibrated its limits are provisional:
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from grader.config import settings
 from grader.expected import cache_key
-from grader.problem import Problem
-from grader.timing import TimeLimits
+from grader.problems.problem import Problem
+from grader.running.timing import TimeLimits
 
 log = logging.getLogger("jaxjudge.calibration")
 CPU_FACTOR = 5.0

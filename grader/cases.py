@@ -23,7 +23,7 @@ values are float32 arrays or further such dicts, at most ``MAX_TREE_DEPTH`` deep
 Two more functions a ``cases.py`` may define:
 
 - ``memory_probes()``: cases at growing batch sizes for a memory budget
-  (grader/requirements.py). They run with the samples, before any hidden input,
+  (grader/judging/requirements.py). They run with the samples, before any hidden input,
   are graded like every case, and the temporary bytes of the programs that
   answered them are what the budget compares; their inputs are the same for
   every submission (they measure memory, not correctness).
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.child.protocol import MAX_TREE_DEPTH
 from grader.errors import ProblemError
-from grader.protocol import MAX_TREE_DEPTH
 
 __all__ = ["Case", "CaseBank", "Regime", "load_cases", "load_regimes"]
 

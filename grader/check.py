@@ -9,7 +9,7 @@ variant and accepted, with outputs equal to the trusted run (a second process:
 determinism across runs); the starter is not accepted; and on *every* variant
 every mistake is rejected by at least one hidden case where it sits at least
 ``SEPARATION`` tolerances away from the reference, or by the problem's structure
-or memory requirements (grader/requirements.py; the reference, graded, meets them).
+or memory requirements (grader/judging/requirements.py; the reference, graded, meets them).
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from pathlib import Path
 
 from grader import calibration, expected
 from grader.cases import case_key, in_regime, load_cases, same_value
+from grader.child.verdicts import Verdict, headline
 from grader.errors import ProblemError
-from grader.expected import Outputs
 from grader.grade import grade
-from grader.problem import Problem, load_problem
-from grader.scaffold import leftover_todos
-from grader.timing import BACKSTOP_FACTOR, TimeLimits
-from grader.trees import compare_output
-from grader.verdicts import Verdict, headline
+from grader.judging.trees import compare_output
+from grader.judging.trusted import Outputs, TrustedOutputs
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import leftover_todos
+from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
 
 SEPARATION = 10.0
 MIN_MISTAKES = 4
@@ -80,7 +80,7 @@ def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) 
 
 
 def _best_separation(
-    problem: Problem, trusted: expected.TrustedOutputs, mistake: str, variant: int
+    problem: Problem, trusted: TrustedOutputs, mistake: str, variant: int
 ) -> tuple[str, float]:
     """The hidden case of ``variant`` that puts ``mistake`` furthest from the reference."""
     outputs = trusted.mistakes.get(mistake, {})
@@ -91,9 +91,7 @@ def _best_separation(
     return max(gaps.items(), key=lambda item: item[1])
 
 
-def _check_mistakes(
-    problem: Problem, trusted: expected.TrustedOutputs, result: CheckResult
-) -> None:
+def _check_mistakes(problem: Problem, trusted: TrustedOutputs, result: CheckResult) -> None:
     if len(problem.mistakes) < MIN_MISTAKES:
         result.errors.append(
             f"mistakes/: {len(problem.mistakes)} known mistake(s); at least {MIN_MISTAKES} are required"

@@ -18,18 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.child.verdicts import Mode
 from grader.config import settings
 from grader.errors import ProblemError, UsageError
-from grader.verdicts import Mode
 
 if TYPE_CHECKING:
-    from grader.problem import Problem
+    from grader.problems.problem import Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _problem_folder(slug: str) -> Path:
-    from grader.problem import find_problem, problem_folders
+    from grader.problems.problem import find_problem, problem_folders
 
     folder = find_problem(slug)
     if folder is None:
@@ -69,12 +69,12 @@ def read_submission(path: str) -> str:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from grader.devices import NoDeviceError, device_for
     from grader.expected import ReferenceRunError
-    from grader.feedback import learner_view
     from grader.grade import grade
-    from grader.problem import load_problem
-    from grader.report import render_text
+    from grader.judging.feedback import learner_view
+    from grader.judging.report import render_text
+    from grader.problems.problem import load_problem
+    from grader.running.devices import NoDeviceError, device_for
 
     folder = _problem_folder(args.slug)
     source = read_submission(args.file)
@@ -98,7 +98,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from grader.check import check_problem, render
-    from grader.problem import problem_folders
+    from grader.problems.problem import problem_folders
 
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     if not folders:
@@ -115,7 +115,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _device(asked: str) -> str:
     """``--device``: the CPU, or the GPU where this machine has one (else a clear error)."""
-    from grader.devices import NoDeviceError, device_for
+    from grader.running.devices import NoDeviceError, device_for
 
     try:
         return device_for(asked)
@@ -124,8 +124,9 @@ def _device(asked: str) -> str:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from grader import expected, warmup_cache
-    from grader.problem import load_problem, problem_folders
+    from grader import expected
+    from grader.problems.problem import load_problem, problem_folders
+    from grader.running import warmup_cache
 
     device = _device(args.device)
     if warmup_cache.ensure(device) is not None:
@@ -170,7 +171,7 @@ def _calibrate(problems: list[Problem], device: str) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from grader.scaffold import scaffold
+    from grader.problems.scaffold import scaffold
 
     created = scaffold(args.slug, settings.problems_dir, settings.reference_dir)
     for path in created:

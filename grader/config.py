@@ -61,7 +61,7 @@ class GraderSettings(BaseSettings):
         ge=1,
         description=(
             "GPU children (idle or grading) alive at once on this machine, across workers;"
-            " each may use the problem's memory limit on the card (grader/gpu_sharing.py)."
+            " each may use the problem's memory limit on the card (grader/running/gpu_sharing.py)."
         ),
     )
     gpu_slot_wait_seconds: float = Field(

@@ -18,41 +18,24 @@ import os
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from grader.config import settings
-from grader.job import Job, RunOutcome, Solution
-from grader.launch import clean_environment
-from grader.problem import Problem
-from grader.requirements import unmet_requirement
-from grader.supervise import ProcessRunner, Runner
-from grader.trees import Output, OutputTree
+from grader.judging.job import Job, RunOutcome, Solution
+from grader.judging.requirements import unmet_requirement
+from grader.judging.trees import Output, OutputTree
+from grader.judging.trusted import Outputs, TrustedOutputs
+from grader.problems.problem import Problem
+from grader.running.launch import clean_environment
+from grader.running.supervise import ProcessRunner, Runner
 from grader.versions import EXECUTION, runtime_versions
-
-# One case's outputs from a trusted run: arrays, and trees whose leaves are all arrays.
-Outputs = list[np.ndarray[Any, Any] | OutputTree]
 
 
 class ReferenceRunError(Exception):
     """The reference solution did not produce an output for every case."""
-
-
-@dataclass
-class TrustedOutputs:
-    reference: dict[str, Outputs]  # by case key
-    mistakes: dict[str, dict[str, Outputs]] = field(default_factory=dict)
-    # How each mistake failed where it produced no output (for `check`).
-    mistake_errors: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Why the reference or a mistake does not meet the problem's requirements, by name
-    # (grader/requirements.py, read from the programs that answered its samples and
-    # probes); absent when it meets them.
-    unmet: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
-    from_cache: bool = False
 
 
 def cache_key(problem: Problem, device: str) -> str:

@@ -3,7 +3,7 @@
 A submit grades the samples, then the hidden cases of one *variant* of the
 hidden inputs (grader/cases.py), drawn at random unless the caller names one
 (a regrade reproduces the draw a submission got). The report holds every
-detail; grader/feedback.py decides what a learner may see of it.
+detail; grader/judging/feedback.py decides what a learner may see of it.
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ import time
 
 from grader import calibration, expected
 from grader.cases import case_key
+from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
-from grader.diagnose import diagnose
-from grader.job import Job, RunOutcome, Solution
-from grader.judge import CaseJudge
-from grader.launch import PlainLauncher
-from grader.problem import Problem
-from grader.report import CaseReport, GradeReport
-from grader.requirements import unmet_requirement
-from grader.supervise import ProcessRunner, Runner
-from grader.timing import BACKSTOP_FACTOR, TimeLimits
-from grader.verdicts import Mode, Verdict
+from grader.judging.diagnose import diagnose
+from grader.judging.job import Job, RunOutcome, Solution
+from grader.judging.judge import CaseJudge
+from grader.judging.report import CaseReport, GradeReport
+from grader.judging.requirements import unmet_requirement
+from grader.judging.trusted import TrustedOutputs
+from grader.problems.problem import Problem
+from grader.running.launch import PlainLauncher
+from grader.running.supervise import ProcessRunner, Runner
+from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
 from grader.versions import runtime_versions
 
 log = logging.getLogger("jaxjudge.grade")
@@ -120,7 +121,7 @@ def build_report(
     variant: int,
     job: Job,
     outcome: RunOutcome,
-    trusted: expected.TrustedOutputs,
+    trusted: TrustedOutputs,
 ) -> GradeReport:
     versions = {**runtime_versions(), "backend": outcome.backend or "unknown"}
     report = GradeReport(
@@ -198,7 +199,7 @@ def _apply_stops(problem: Problem, report: GradeReport, outcome: RunOutcome) -> 
 def learner_runner() -> Runner:
     """A fresh sandbox per submission (or, with JAXJUDGE_SANDBOX=false, a plain child)."""
     if settings.sandbox:
-        from grader.sandbox import SandboxLauncher
+        from grader.running.sandbox import SandboxLauncher
 
         return ProcessRunner(SandboxLauncher())
     return ProcessRunner(PlainLauncher(trusted=False))
@@ -231,7 +232,7 @@ def grade(
     mode: Mode = Mode.SUBMIT,
     device: str = "cpu",
     runner: Runner | None = None,
-    trusted: expected.TrustedOutputs | None = None,
+    trusted: TrustedOutputs | None = None,
     variant: int | None = None,
     limits: TimeLimits | None = None,
 ) -> GradeReport:
@@ -258,7 +259,7 @@ def measure_reference(
     device: str,
     *,
     runner: Runner | None = None,
-    trusted: expected.TrustedOutputs | None = None,
+    trusted: TrustedOutputs | None = None,
 ) -> float | None:
     """The reference's CPU seconds graded as a submission (no CPU limit; a generous wall
     clock), or None when it is not accepted: what calibration multiplies."""

@@ -7,10 +7,10 @@ from functools import cache
 from importlib.metadata import version
 
 RUNTIME_PACKAGES = ("jax", "jaxlib", "flax", "optax", "numpy")
-# How trusted runs call solutions (grader/child.py ``_Loaded``) and how XLA compiles
-# (grader/launch.py): part of every expected-output cache key, so outputs computed
+# How trusted runs call solutions (grader/child/run.py ``_Loaded``) and how XLA compiles
+# (grader/running/launch.py): part of every expected-output cache key, so outputs computed
 # another way are computed again. (Learners' jobs are compiled whole where they
-# trace: grader/protocol.py ``JobMessage.compiled``.)
+# trace: grader/child/protocol.py ``JobMessage.compiled``.)
 EXECUTION = "trusted runs eager; CPU XLA at optimisation level 0"
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import supervise, warmup_cache
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
+from grader.running import supervise, warmup_cache
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -53,5 +53,14 @@ def test_the_image_is_debian_with_the_pinned_python_bubblewrap_and_no_root() -> 
     assert "bubblewrap" in DOCKERFILE
     assert "pip install --no-cache-dir -e ." in DOCKERFILE  # the versions pinned in pyproject.toml
     assert re.search(r"^USER jaxjudge$", DOCKERFILE, re.M)
-    for folder in ("app", "grader", "migrations", "problems", "reference_solutions"):
+    for folder in (
+        "app",
+        "grader",
+        "migrations",
+        "problems",
+        "reference_solutions",
+        "templates",
+        "static",
+        "clients/python",
+    ):
         assert f"COPY {folder} {folder}" in DOCKERFILE

@@ -1,0 +1,17 @@
+"""The JSON API under /api/: one router gathering each resource's (routes/)."""
+
+from fastapi import APIRouter
+
+from app.api.routes import course_grading, course_people, courses, problems, submissions, tokens
+
+router = APIRouter()
+for part in (
+    problems.router,
+    problems.tracks_router,
+    submissions.router,
+    tokens.router,
+    courses.router,
+    course_people.router,
+    course_grading.router,
+):
+    router.include_router(part)

@@ -1,39 +1,15 @@
-"""Injected dependencies: database session and the authenticated user."""
+"""The JSON API's caller: a bearer token or the browser's session (with its CSRF token)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request, status
-from sqlalchemy.orm import Session
 
-from app.core.db import session_scope
 from app.core.sessions import check_csrf
-from app.data import api_tokens, web_sessions
+from app.data import api_tokens
+from app.dependencies import SessionDep, session_user
 from app.models import User
-
-
-def get_session() -> Iterator[Session]:
-    with session_scope() as session:
-        yield session
-
-
-# scope="function": the session commits *before* the response is sent. With
-# FastAPI's default ("request") it would commit afterwards, and a client could
-# be given an id it cannot read yet, or be redirected before its account exists.
-SessionDep = Annotated[Session, Depends(get_session, scope="function")]
-
-
-def session_user(request: Request, session: Session) -> User | None:
-    """The user of the browser's server-side session, if it is live (app/data/web_sessions.py)."""
-    if "session" not in request.scope:
-        return None
-    found = web_sessions.find(session=session, sid=request.session.get("sid"))
-    if found is None:
-        return None
-    request.state.web_session_id = found[1].id
-    return found[0]
 
 
 def current_user(

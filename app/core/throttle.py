@@ -62,15 +62,3 @@ wrong_join_codes_by_address = SlidingWindow(limit=20, seconds=300)
 # LMS logins started per address (each writes a row): a class behind one NAT launching
 # at once stays far below it; a script making rows does not.
 lti_logins = SlidingWindow(limit=600, seconds=300)
-
-
-def reset_all() -> None:
-    """Tests start from a clean slate."""
-    from app.data.accounts import unknown_names
-
-    failed_sign_ins.clear()
-    sign_ups.clear()
-    wrong_join_codes_by_account.clear()
-    wrong_join_codes_by_address.clear()
-    lti_logins.clear()
-    unknown_names.clear()

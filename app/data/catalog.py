@@ -20,10 +20,11 @@ from sqlalchemy.orm import Session, defer
 from app.core.config import settings
 from app.errors import NotFoundError
 from app.models import ProblemRecord, ProblemVersion, utcnow
-from grader import samples, snapshot
 from grader.errors import ProblemError
-from grader.problem import Problem, load_problem, problem_folders
-from grader.samples import SampleView
+from grader.judging import samples
+from grader.judging.samples import SampleView
+from grader.problems import snapshot
+from grader.problems.problem import Problem, load_problem, problem_folders
 
 
 class CatalogError(NotFoundError):

@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from app.data import catalog
 from app.models import ProblemMark, Submission, User
-from grader.problem import Problem
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.problems.problem import Problem
 
 SOLVED, ATTEMPTED, UNSEEN = "solved", "attempted", "unseen"
 

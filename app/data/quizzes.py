@@ -1,5 +1,5 @@
 """Quiz answers (keyword-only data functions): a learner's first answer to each
-question of a problem's quiz (grader/quiz.py), and how a group answered."""
+question of a problem's quiz (grader/problems/quiz.py), and how a group answered."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import InvalidInputError, NotFoundError
 from app.models import QuizAnswer, User
-from grader.quiz import Quiz
+from grader.problems.quiz import Quiz
 
 
 def _indices(text: str) -> frozenset[int]:

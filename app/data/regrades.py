@@ -5,22 +5,20 @@ version that produced it; discarding changes nothing.
 
 A regrade targets the live version or one whose check passed. Applied by the
 course's instructor, it changes only what that course sees (`course_verdicts`,
-app/reports/course_submissions.py): another course that holds the same submission,
+app/data/course_submissions.py): another course that holds the same submission,
 and the learner's own pages, keep their verdict. An author or an admin may
 apply it platform-wide instead, which rewrites the submissions themselves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from app.course_schemas import RegradeChange
 from app.data import lti_scores
+from app.data.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.errors import ConflictError, NotFoundError
-from app.grading.queue import GradingJob
 from app.models import (
     Course,
     CourseVerdict,
@@ -33,9 +31,7 @@ from app.models import (
     User,
     utcnow,
 )
-from app.reports.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.vocabulary import CheckStatus, RegradeStatus, SubmissionStatus
-from grader.verdicts import Mode
 
 PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)
 
@@ -104,20 +100,6 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
     return regrade
 
 
-def job_for(session: Session, item: RegradeItem) -> GradingJob:
-    regrade = session.get_one(Regrade, item.regrade_id)
-    submission = session.get_one(Submission, item.submission_id)
-    return GradingJob(
-        id=item.id,
-        slug=regrade.problem,
-        version_id=regrade.version_id,
-        code=submission.code,
-        mode=Mode.SUBMIT,
-        attempts=item.attempts,
-        hidden_draw=submission.hidden_draw or 0,  # the same hidden inputs as the first grading
-    )
-
-
 def finish_if_complete(session: Session, *, item_id: int) -> None:
     item = session.get(RegradeItem, item_id)
     if item is None:
@@ -140,25 +122,7 @@ def progress(session: Session, regrade: Regrade) -> tuple[int, int]:
     return rows.get(SubmissionStatus.DONE, 0), sum(rows.values())
 
 
-@dataclass(frozen=True)
-class Change:
-    learner: str
-    submission_id: int
-    submitted_at: datetime
-    old_verdict: str | None
-    old_score: float | None
-    new_verdict: str | None
-    new_score: float | None
-
-    @property
-    def changed(self) -> bool:
-        return self.new_verdict is not None and (
-            self.new_verdict != self.old_verdict
-            or round(self.new_score or 0.0, 6) != round(self.old_score or 0.0, 6)
-        )
-
-
-def changes(session: Session, regrade: Regrade) -> list[Change]:
+def changes(session: Session, regrade: Regrade) -> list[RegradeChange]:
     """Every item, changed verdicts first, then by learner and submission."""
     rows = session.execute(
         select(RegradeItem, Submission.created_at, User.name)
@@ -167,7 +131,7 @@ def changes(session: Session, regrade: Regrade) -> list[Change]:
         .where(RegradeItem.regrade_id == regrade.id)
     )
     found = [
-        Change(
+        RegradeChange(
             learner=name,
             submission_id=item.submission_id,
             submitted_at=created_at,

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.errors import TooManyError
 from app.models import Submission, User, utcnow
 from app.vocabulary import SubmissionStatus
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
 
 
 def queued_count(*, session: Session, user_id: int) -> int:

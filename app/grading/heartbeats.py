@@ -1,7 +1,7 @@
 """Grading processes report themselves to the database every few seconds: host, pid,
 device, pool, the jobs in hand. Readiness (`/readyz`) and operators read it.
 
-A grading process is named ``host:pid-starttime`` (grader/cgroups.py
+A grading process is named ``host:pid-starttime`` (grader/running/cgroups.py
 ``process_tag``), which is also the prefix of its lease owners (app/grading/queue.py).
 """
 
@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
 from app.models import ServiceCheck, WorkerHeartbeat, utcnow
-from grader.cgroups import process_tag
+from grader.running.cgroups import process_tag
 
 log = logging.getLogger("jaxjudge.heartbeat")
 EVERY_SECONDS = 5.0

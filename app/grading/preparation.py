@@ -18,8 +18,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.core.db import session_scope
 from app.data import catalog
 from app.models import ProblemVersion
-from grader import expected, samples
-from grader.problem import Problem
+from grader import expected
+from grader.judging import samples
+from grader.problems.problem import Problem
 
 log = logging.getLogger("jaxjudge.prepare")
 INTERVAL_SECONDS = 30.0

@@ -31,9 +31,9 @@ from sqlalchemy import ColumnElement, CursorResult, and_, exists, func, or_, sel
 from sqlalchemy.orm import Session, aliased
 
 from app.data import lti_scores
-from app.models import RegradeItem, Submission, utcnow
+from app.models import Regrade, RegradeItem, Submission, utcnow
 from app.vocabulary import SubmissionStatus
-from grader.verdicts import Mode
+from grader.child.verdicts import Mode
 
 MAX_ATTEMPTS = 3
 
@@ -61,6 +61,24 @@ class GradingJob:
     mode: str  # run | submit
     attempts: int
     hidden_draw: int  # which variant of the hidden inputs (modulo the version's variants)
+
+
+def job_of(
+    submission: Submission, regrade: tuple[RegradeItem, Regrade] | None = None
+) -> GradingJob:
+    """What a worker grades: a claimed submission as it was sent or, given a claimed regrade
+    item and its regrade, the same code on the same hidden inputs against the regrade's
+    version (always a submit: only submits are regraded)."""
+    item, run = regrade if regrade is not None else (None, None)
+    return GradingJob(
+        id=submission.id if item is None else item.id,
+        slug=submission.problem if run is None else run.problem,
+        version_id=submission.problem_version_id if run is None else run.version_id,
+        code=submission.code,
+        mode=submission.mode if run is None else Mode.SUBMIT,
+        attempts=submission.attempts if item is None else item.attempts,
+        hidden_draw=submission.hidden_draw or 0,  # a regrade keeps the first grading's inputs
+    )
 
 
 def _claimable(now: datetime) -> ColumnElement[bool]:

@@ -13,13 +13,13 @@ from app.data import catalog
 from app.grading import queue
 from app.models import ProblemVersion
 from grader import calibration
-from grader.devices import NoDeviceError, device_for
-from grader.gpu_sharing import GpuBusyError
+from grader.child.verdicts import Mode, Verdict
 from grader.grade import grade, measure_reference
-from grader.pool import WarmPool
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
+from grader.running.devices import NoDeviceError, device_for
+from grader.running.gpu_sharing import GpuBusyError
+from grader.running.pool import WarmPool
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -34,7 +34,7 @@ class PoolGrader:
         self._lock = threading.Lock()
 
     def _pool(self, device: str) -> WarmPool:
-        from grader.sandbox import SandboxLauncher
+        from grader.running.sandbox import SandboxLauncher
 
         with self._lock:
             if device not in self._pools:

@@ -31,12 +31,12 @@ from app.grading import heartbeats, queue
 from app.grading.doorbell import new_work
 from app.grading.notifications import Listener
 from app.grading.runs import GradeFunction, PoolGrader, report_for
-from app.models import RegradeItem, Submission
-from grader.cgroups import process_tag
-from grader.judge import SAMPLES_SEEN
-from grader.limits import sandbox_limits
-from grader.log_context import grading_of
-from grader.report import CaseReport, GradeReport
+from app.models import Regrade, RegradeItem, Submission
+from grader.judging.judge import SAMPLES_SEEN
+from grader.judging.report import CaseReport, GradeReport
+from grader.running.cgroups import process_tag
+from grader.running.limits import sandbox_limits
+from grader.running.log_context import grading_of
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -146,15 +146,7 @@ class EmbeddedWorkers:
             claimed = queue.claim(session, worker=worker, lease_seconds=settings.lease_seconds)
             if claimed is None:
                 return False
-            job = queue.GradingJob(
-                claimed.id,
-                claimed.problem,
-                claimed.problem_version_id,
-                claimed.code,
-                claimed.mode,
-                claimed.attempts,
-                claimed.hidden_draw or 0,
-            )
+            job = queue.job_of(claimed)
         with self._state_lock:
             self._jobs[worker] = job.id
         with grading_of(job.id):  # every line until it is recorded carries its id
@@ -222,7 +214,9 @@ class EmbeddedWorkers:
             )
             if item is None:
                 return False
-            job = regrades.job_for(session, item)
+            regrade = session.get_one(Regrade, item.regrade_id)
+            submission = session.get_one(Submission, item.submission_id)
+            job = queue.job_of(submission, (item, regrade))
         report = self._leased(
             job.id, worker, queue.renew_regrade_item, lambda: report_for(job, self.grader)
         )

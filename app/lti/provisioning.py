@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.core import names
 from app.data import assignments, catalog, courses, lti_scores, members
+from app.data.course_submissions import within
 from app.errors import InvalidInputError
 from app.lti.claims import Launch, Services
 from app.lti.launch import LaunchError
@@ -34,7 +35,6 @@ from app.models import (
     Submission,
     User,
 )
-from app.reports.course_submissions import within
 from app.vocabulary import MemberRole, Role, SubmissionStatus
 
 NO_PASSWORD = "!lti"  # not an Argon2 hash: no password ever verifies against it

@@ -10,13 +10,13 @@ from datetime import date, timedelta
 
 from sqlalchemy.orm import Session
 
+from app.data.course_submissions import RESULT_JSON, VERDICT, within
 from app.data.courses import learners_of
 from app.models import Course, Submission
-from app.reports.course_submissions import RESULT_JSON, VERDICT, within
 from app.reports.gradebook import Matrix, grade_matrix
 from app.vocabulary import SubmissionStatus
-from grader.report import GradeReport
-from grader.verdicts import Verdict
+from grader.child.verdicts import Verdict
+from grader.judging.report import GradeReport
 
 MOST = 8  # rows in the "most frequent" tables
 

@@ -16,11 +16,11 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.data import assignments, courses, extensions, lti_scores, overrides
+from app.data.course_submissions import SCORE, VERDICT, within
 from app.models import Assignment, Course, Extension, ScoreOverride, Submission, User
-from app.reports.course_submissions import SCORE, VERDICT, within
 from app.reports.windows import CourseWindows
 from app.vocabulary import SubmissionStatus
-from grader.verdicts import Verdict
+from grader.child.verdicts import Verdict
 
 
 @dataclass

@@ -7,10 +7,10 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from app.data import assignments, courses, overrides
+from app.data.course_submissions import within
 from app.errors import InvalidInputError, NotFoundError
 from app.models import Course, ScoreOverride, Submission, User
 from app.reports import gradebook
-from app.reports.course_submissions import within
 
 
 def course_submission(session: Session, course: Course, submission_id: int) -> Submission:

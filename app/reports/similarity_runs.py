@@ -25,13 +25,13 @@ from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
 from app.data import catalog, courses
+from app.data.course_submissions import VERDICT, within
 from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.models import Course, SimilarityReport, Submission, User, utcnow
 from app.reports import similarity as fingerprints
-from app.reports.course_submissions import VERDICT, within
 from app.reports.windows import CourseWindows
 from app.vocabulary import SubmissionStatus
-from grader.verdicts import Verdict
+from grader.child.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 SCOPES = ("accepted", "final")

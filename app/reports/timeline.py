@@ -8,17 +8,17 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from app.data.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
 from app.models import Course, ProblemVersion, Submission, User
 from app.reports import deadlines
-from app.reports.course_submissions import RESULT_JSON, SCORE, VERDICT, VERSION_ID, within
 from app.reports.windows import CourseWindows
-from grader.report import GradeReport
+from grader.judging.report import GradeReport
 
 
 @dataclass(frozen=True)
 class TimelineEntry:
     """A submit as the course sees it: its verdict, score and report may be the
-    course's own (app/reports/course_submissions.py)."""
+    course's own (app/data/course_submissions.py)."""
 
     submission: Submission
     late: bool

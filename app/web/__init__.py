@@ -1,0 +1,41 @@
+"""The server-rendered pages: one router gathering each resource's."""
+
+from fastapi import APIRouter
+
+from app.web import (
+    account,
+    api_docs,
+    auth,
+    authoring,
+    client_download,
+    course_grading,
+    course_insights,
+    course_people,
+    course_similarity,
+    courses,
+    lti,
+    lti_admin,
+    lti_pickers,
+    operations,
+    problems,
+)
+
+router = APIRouter()
+for part in (
+    auth.router,
+    problems.router,
+    account.router,
+    client_download.router,
+    courses.router,
+    course_insights.router,
+    course_people.router,
+    course_grading.router,
+    course_similarity.router,
+    authoring.router,
+    operations.router,
+    lti.router,
+    lti_pickers.router,
+    lti_admin.router,
+    api_docs.router,
+):
+    router.include_router(part)

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
-from app.api.deps import SessionDep
 from app.core.markdown import render_markdown
 from app.data import catalog
+from app.dependencies import SessionDep
 from app.errors import ConflictError, NotFoundError
 from app.grading import checks as authoring
 from app.models import ProblemRecord, ProblemVersion

@@ -10,18 +10,18 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
-from app.api.deps import SessionDep
 from app.core.downloads import csv_response
 from app.core.throttle import client_address
 from app.data import assignments, catalog, courses, members
 from app.data.assignments import AssignmentSettings, PastDueError
+from app.dependencies import SessionDep
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, exports, gradebook
 from app.vocabulary import STAFF_ROLES, LatePolicy
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
-from grader.verdicts import Mode
+from grader.child.verdicts import Mode
 
 router = APIRouter(include_in_schema=False)
 SOON = timedelta(days=7)

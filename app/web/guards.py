@@ -16,10 +16,10 @@ from typing import Annotated
 
 from fastapi import Depends, Form, Request
 
-from app.api.deps import SessionDep, session_user
 from app.core.sessions import check_csrf
 from app.data import courses
 from app.data.courses import CourseAccess
+from app.dependencies import SessionDep, session_user
 from app.errors import ForbiddenError
 from app.models import User
 from app.vocabulary import PREVIEW_ROLES, PUBLISH_ROLES, Role

@@ -31,12 +31,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.api.deps import SessionDep
 from app.core import throttle
 from app.core.config import settings
 from app.core.db import session_scope
 from app.core.http_guards import partition
 from app.core.throttle import client_address
+from app.dependencies import SessionDep
 from app.errors import DomainError
 from app.lti import keys, launch, provisioning, registration, roster
 from app.lti.claims import DEEP_LINKING_REQUEST, Launch

@@ -12,10 +12,10 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app.api.deps import SessionDep
 from app.core.config import settings
 from app.core.http_guards import content_security_policy, frame_ancestors
 from app.data import assignments, catalog, courses
+from app.dependencies import SessionDep
 from app.lti import deep_linking, provisioning
 from app.lti.claims import DeepLinkingSettings, Launch
 from app.lti.launch import LaunchError

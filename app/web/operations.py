@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from app.api.deps import SessionDep
+from app.dependencies import SessionDep
 from app.reports import operations
 from app.web.guards import Admin
 from app.web.render import page

@@ -10,18 +10,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.api.deps import SessionDep
 from app.core.markdown import highlight_css, render_markdown
 from app.data import catalog, comments, hints, progress, quizzes
 from app.data import submissions as submission_data
+from app.dependencies import SessionDep
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, User
 from app.reports import windows
 from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
-from grader.problem import Problem
-from grader.verdicts import Verdict
+from grader.child.verdicts import Verdict
+from grader.problems.problem import Problem
 
 router = APIRouter(include_in_schema=False)
 

@@ -15,9 +15,9 @@ from app.core.config import PROJECT_ROOT
 from app.core.sessions import csrf_token
 from app.models import User
 from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus, track_title
-from grader.verdicts import HEADLINES, TONES, Verdict
+from grader.child.verdicts import HEADLINES, TONES, Verdict
 
-templates = Jinja2Templates(directory=PROJECT_ROOT / "app" / "web" / "templates")
+templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
 
 
 def verdict_label(value: str | None) -> str:

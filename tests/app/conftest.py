@@ -14,8 +14,8 @@ from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
 from app.main import create_app
-from grader.problem import Problem, load_problem, problem_folders
-from grader.samples import SampleView
+from grader.judging.samples import SampleView
+from grader.problems.problem import Problem, load_problem, problem_folders
 from tests.postgres import PostgresServer
 
 BANK_SLUG = "scan-microbatched-grads"
@@ -25,7 +25,10 @@ _numbers = itertools.count()
 @pytest.fixture(autouse=True)
 def fresh_throttles() -> None:
     """Throttles live in memory per process: every test starts from none."""
-    throttle.reset_all()
+    for window in vars(throttle).values():
+        if isinstance(window, throttle.SlidingWindow):
+            window.clear()
+    accounts.unknown_names.clear()
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from app.data import accounts
 from app.data import submissions as submission_data
 from app.errors import TooManyError
 from app.models import Submission, User
-from grader.verdicts import Mode
+from grader.child.verdicts import Mode
 
 SLUG = "scan-microbatched-grads"
 

@@ -10,7 +10,7 @@ import pytest
 from app.core.config import settings
 from app.core.db import session_scope
 from app.data import catalog
-from grader import snapshot
+from grader.problems import snapshot
 from tests.app.conftest import BANK_SLUG as SLUG
 
 

@@ -17,8 +17,8 @@ from app.data import accounts, assignments, courses
 from app.data.assignments import AssignmentSettings
 from app.models import Course, Submission, User
 from app.reports import analytics, exports, gradebook, timeline
-from grader.report import CaseReport, GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import CaseReport, GradeReport
 from tests.app.conftest import in_process_client, sign_in
 
 DUE = datetime(2026, 11, 1, 12, 0)

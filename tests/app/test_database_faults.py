@@ -21,9 +21,9 @@ from app.data import accounts, api_tokens
 from app.data import submissions as submission_data
 from app.grading.worker import EmbeddedWorkers
 from app.models import Submission
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
 from tests.app.conftest import form_token, in_process_client
 
 

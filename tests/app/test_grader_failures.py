@@ -14,10 +14,10 @@ from app.grading import queue, worker
 from app.grading.runs import report_for
 from app.grading.worker import EmbeddedWorkers
 from app.models import Submission
-from grader.gpu_sharing import GpuBusyError
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
+from grader.running.gpu_sharing import GpuBusyError
 
 WORKER = "test:1-1:0"
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.data import accounts
 from app.web.auth import safe_next
-from grader.samples import SampleView
+from grader.judging.samples import SampleView
 from tests.app.conftest import bank_in_track_order, in_process_client, store_samples
 from tests.app.conftest import form_token as csrf
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from app.core.db import session_scope
 from app.data import accounts
 from app.models import Submission, User
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
 from tests.app.conftest import bank_in_track_order, in_process_client, sign_in, token_for
 
 TRACK = "gradient-accumulation"

@@ -14,13 +14,13 @@ from sqlalchemy import select
 from app.core.db import session_scope
 from app.data import accounts, assignments, catalog, courses, regrades
 from app.data import submissions as submission_data
+from app.data.course_submissions import VERDICT, VERSION_ID, within
 from app.grading.worker import EmbeddedWorkers
 from app.models import Course, PastVerdict, Regrade, Submission, User
-from app.reports.course_submissions import VERDICT, VERSION_ID, within
+from grader.child.verdicts import Mode, Verdict
 from grader.grade import grade
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
 from tests.app.conftest import BANK_SLUG, in_process_client, sign_in
 
 FIXED = "Clarified: the gradients are summed, then divided once."

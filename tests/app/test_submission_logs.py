@@ -1,5 +1,5 @@
 """The submission id, end to end in the logs: the request that stored it, the worker
-that graded it, and what the grading logged (grader/log_context.py)."""
+that graded it, and what the grading logged (grader/running/log_context.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.grading.worker import EmbeddedWorkers
-from grader.log_context import SubmissionFilter
-from grader.problem import Problem
-from grader.report import GradeReport
-from grader.verdicts import Mode, Verdict
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
+from grader.running.log_context import SubmissionFilter
 from tests.app.conftest import BANK_SLUG, token_for
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from grader.check import check_problem, render
-
-from .test_problem import edit
+from tests.grader.problems.test_problem import edit
 
 
 def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Path]) -> None:

@@ -157,7 +157,7 @@ def test_an_error_under_json_is_still_one_json_object(capsys: pytest.CaptureFixt
 def test_check_and_prepare_on_a_gpu_need_one(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("grader.devices.gpu_available", lambda: False)
+    monkeypatch.setattr("grader.running.devices.gpu_available", lambda: False)
     for command in ("check", "prepare"):
         assert main([command, "scan-microbatched-grads", "--device", "gpu"]) == 2
         assert "needs a GPU worker" in capsys.readouterr().err

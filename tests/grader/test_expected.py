@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from grader import expected
+from grader.child.verdicts import Verdict
 from grader.config import settings
-from grader.frames import CaseJudge
-from grader.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
-from grader.problem import Problem, load_problem
-from grader.verdicts import Verdict
+from grader.judging.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
+from grader.problems.problem import Problem, load_problem
+from grader.running.frames import CaseJudge
 
 
 def array(output: object) -> np.ndarray[Any, Any]:

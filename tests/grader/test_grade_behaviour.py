@@ -8,11 +8,11 @@ import resource
 
 import pytest
 
+from grader.child.verdicts import Mode, Verdict
 from grader.grade import grade
-from grader.limits import sandbox_limits
-from grader.problem import Problem, load_problem
-from grader.scaffold import scaffold
-from grader.verdicts import Mode, Verdict
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
+from grader.running.limits import sandbox_limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -206,9 +206,9 @@ def test_limits_inside_the_sandbox(tiny: Problem) -> None:
 def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Problem) -> None:
     import time
 
-    from grader.job import Job, Solution
-    from grader.launch import LaunchSpec
-    from grader.supervise import ProcessRunner
+    from grader.judging.job import Job, Solution
+    from grader.running.launch import LaunchSpec
+    from grader.running.supervise import ProcessRunner
 
     class Broken:
         def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
@@ -222,9 +222,9 @@ def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Pr
 
 
 def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
-    from grader.job import Job, Solution
-    from grader.launch import LaunchSpec, PlainLauncher
-    from grader.pool import WarmPool
+    from grader.judging.job import Job, Solution
+    from grader.running.launch import LaunchSpec, PlainLauncher
+    from grader.running.pool import WarmPool
 
     class FirstBroken:
         def __init__(self) -> None:
@@ -256,8 +256,8 @@ def test_a_byte_order_mark_runs_as_python_runs_it(tiny: Problem) -> None:
 def test_the_samples_reports_are_told_before_the_hidden_cases_run(tiny: Problem) -> None:
     """SAMPLES_SEEN hears the samples' reports once the child answered them all, the
     same reports the verdict carries, and never a hidden case."""
-    from grader.judge import SAMPLES_SEEN
-    from grader.report import CaseReport
+    from grader.judging.judge import SAMPLES_SEEN
+    from grader.judging.report import CaseReport
 
     told: list[list[CaseReport]] = []
     token = SAMPLES_SEEN.set(told.append)

@@ -18,15 +18,15 @@ import pytest
 
 from grader import expected
 from grader.cases import case_key
+from grader.child.verdicts import Verdict
 from grader.config import PROJECT_ROOT
-from grader.feedback import learner_view
 from grader.grade import grade
-from grader.pool import WarmPool
-from grader.problem import Problem, load_problem
-from grader.report import GradeReport
-from grader.sandbox import SandboxLauncher
-from grader.scaffold import scaffold
-from grader.verdicts import Verdict
+from grader.judging.feedback import learner_view
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 

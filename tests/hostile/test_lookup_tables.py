@@ -11,10 +11,10 @@ import pytest
 
 from grader import expected
 from grader.cases import case_key
+from grader.child.verdicts import Verdict
 from grader.grade import draw_variant, grade
-from grader.problem import Problem, load_problem
-from grader.scaffold import scaffold
-from grader.verdicts import Verdict
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 

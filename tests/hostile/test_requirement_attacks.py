@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from grader.child.verdicts import Verdict
 from grader.config import PROJECT_ROOT
 from grader.grade import grade
-from grader.pool import WarmPool
-from grader.problem import Problem, load_problem
-from grader.sandbox import SandboxLauncher
-from grader.verdicts import Verdict
+from grader.problems.problem import Problem, load_problem
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("requirements")]
 

@@ -28,15 +28,15 @@ import pytest
 from grader import expected
 from grader.cases import case_key
 from grader.check import check_problem, render
+from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
 from grader.grade import grade
-from grader.launch import LaunchSpec
-from grader.pool import WarmPool
-from grader.problem import Problem, load_problem
-from grader.sandbox import SandboxLauncher
-from grader.scaffold import scaffold
-from grader.supervise import ProcessRunner
-from grader.verdicts import Mode, Verdict
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
+from grader.running.launch import LaunchSpec
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
+from grader.running.supervise import ProcessRunner
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("hostile")]
 
@@ -133,7 +133,7 @@ def prepared(problem: Problem) -> Problem:
 
 def trusted_files() -> set[tuple[int, int]]:
     """Device and inode of every file under the data directory written by trusted runs:
-    everything but the warm-up's own cache (grader/warmup_cache.py), which a process
+    everything but the warm-up's own cache (grader/running/warmup_cache.py), which a process
     that ran only the library warm-up filled, and which the walker still reads
     through for every needle."""
     found = set()

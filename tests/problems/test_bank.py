@@ -6,8 +6,8 @@ import pytest
 
 from grader.cases import argument_signature
 from grader.check import MIN_MISTAKES, check_problem, render
-from grader.child import static_argnums
-from grader.problem import load_problem, problem_folders
+from grader.child.run import static_argnums
+from grader.problems.problem import load_problem, problem_folders
 
 FOLDERS = problem_folders()
 SLUGS = [folder.name for folder in FOLDERS]
@@ -72,7 +72,7 @@ def test_check_passes(folder: object) -> None:
 
 
 def _compile_signature(case: object) -> tuple[object, ...]:
-    """What a compiled call of the learner's function depends on (grader/child.py):
+    """What a compiled call of the learner's function depends on (grader/child/run.py):
     every array's shape and dtype, and the value of every static argument."""
     args = list(case.args.values())  # type: ignore[attr-defined]
     static = set(static_argnums(args))

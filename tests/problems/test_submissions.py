@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.child.verdicts import Verdict
 from grader.config import PROJECT_ROOT
 from grader.grade import grade
-from grader.problem import load_problem, problem_folders
-from grader.verdicts import Verdict
+from grader.problems.problem import load_problem, problem_folders
 
 SUBMISSIONS = sorted((PROJECT_ROOT / "tests" / "submissions").glob("*/*.py"))
 

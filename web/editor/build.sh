@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuild app/web/static/editor.js from the pinned packages in package.json.
+# Rebuild static/editor.js from the pinned packages in package.json.
 # The built bundle is committed, so running the platform needs no Node.
 set -euo pipefail
 cd "$(dirname "$0")"

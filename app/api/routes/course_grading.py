@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.api.deps import SessionDep
 from app.api.routes.courses import Staff
 from app.course_schemas import (
     CommentCreate,
@@ -19,6 +18,7 @@ from app.course_schemas import (
     SimilarityPublic,
 )
 from app.data import assignments, comments, overrides
+from app.dependencies import SessionDep
 from app.models import SimilarityReport
 from app.reports import hand_grading, similarity_runs
 

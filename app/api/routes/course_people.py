@@ -7,7 +7,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import SessionDep
 from app.api.routes.courses import Instructor, Staff
 from app.core.csv_uploads import csv_text
 from app.course_schemas import (
@@ -19,6 +18,7 @@ from app.course_schemas import (
     MemberUpdate,
 )
 from app.data import extensions, members
+from app.dependencies import SessionDep
 from app.models import Extension
 from app.reports import gradebook
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
 
-from app.api.deps import CurrentUser, SessionDep
+from app.api.deps import CurrentUser
 from app.core.downloads import csv_response
 from app.core.throttle import client_address
 from app.course_schemas import (
@@ -26,7 +26,6 @@ from app.course_schemas import (
     MemberPublic,
     MembersPublic,
     OverridePublic,
-    RegradeChange,
     RegradeCreate,
     RegradePublic,
     StandingPublic,
@@ -36,6 +35,7 @@ from app.course_schemas import (
 from app.data import assignments, catalog, comments, courses, members, overrides, regrades
 from app.data.assignments import AssignmentSettings
 from app.data.courses import CourseAccess
+from app.dependencies import SessionDep
 from app.errors import NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade, User
@@ -281,10 +281,7 @@ def _regrade_public(session: SessionDep, regrade: Regrade) -> RegradePublic:
         status=regrade.status,
         done=done,
         total=total,
-        changes=[
-            RegradeChange.model_validate(c, from_attributes=True)
-            for c in regrades.changes(session, regrade)
-        ],
+        changes=regrades.changes(session, regrade),
     )
 
 

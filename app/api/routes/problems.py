@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from app.api.deps import CurrentUser, SessionDep
+from app.api.deps import CurrentUser
 from app.core.markdown import render_markdown
 from app.data import catalog, hints, progress
+from app.dependencies import SessionDep
 from app.schemas import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
 

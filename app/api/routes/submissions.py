@@ -16,19 +16,20 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.api import streams
-from app.api.deps import CurrentUser, SessionDep, current_user
+from app.api.deps import CurrentUser, current_user
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
 from app.data import catalog, comments
 from app.data import submissions as submission_data
+from app.dependencies import SessionDep
 from app.grading import queue
 from app.grading.notifications import announce_new_work
 from app.models import Submission
 from app.schemas import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
-from grader.feedback import learner_view
-from grader.report import CaseReport, GradeReport
-from grader.verdicts import Mode
+from grader.child.verdicts import Mode
+from grader.judging.feedback import learner_view
+from grader.judging.report import CaseReport, GradeReport
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from app.api.deps import CurrentUser, SessionDep
+from app.api.deps import CurrentUser
 from app.data import api_tokens
+from app.dependencies import SessionDep
 from app.schemas import TokenCreate, TokenCreated, TokenPublic, TokensPublic
 
 router = APIRouter(prefix="/api/tokens", tags=["tokens"])

@@ -3,7 +3,7 @@
 # effect: none
 # why: sends DONE early and exits, hoping unreported cases count as passed
 import os, sys
-from grader import protocol
+from grader.child import protocol
 def solve(x, scale):
     os.write(int(sys.argv[1]), protocol.encode_frame(protocol.Kind.DONE, {}))
     os._exit(0)

@@ -1,0 +1,89 @@
+"""The middleware every request passes through, outermost last: the browser session, the
+request log line, then the body limit, admission, security headers and partitioned
+cookies (app/core/http_guards.py, app/core/admission.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request, Response
+from starlette.middleware.sessions import SessionMiddleware
+
+from app.core.admission import Admission
+from app.core.config import grader_settings, settings
+from app.core.csv_uploads import CSV_UPLOAD_BYTES
+from app.core.http_guards import BodyLimit, PartitionedCookies, SecurityHeaders
+from app.core.sessions import secret_key
+from app.data import web_sessions
+
+log = logging.getLogger("jaxjudge.requests")
+
+
+def _submission_of(request: Request) -> int | None:
+    """The submission a request stored (the route says so) or names in its path."""
+    stored = getattr(request.state, "submission_id", None)
+    named = str(request.path_params.get("submission_id", ""))
+    return stored if isinstance(stored, int) else int(named) if named.isdigit() else None
+
+
+def install_middleware(app: FastAPI) -> None:
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret_key(),
+        session_cookie="jaxjudge_session",
+        # Inside an LMS's frame the cookie is a third party's: SameSite=None (with TLS),
+        # only when LMS framing is configured (docs/lti.md); the forms carry CSRF tokens.
+        same_site="none" if settings.frame_origins and settings.secure_cookies else "lax",
+        https_only=settings.secure_cookies,
+        max_age=web_sessions.SESSION_DAYS * 24 * 3600,
+    )
+
+    @app.middleware("http")
+    async def request_log(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        log.info(
+            json.dumps(
+                {
+                    "method": request.method,
+                    "path": request.url.path,
+                    "status": response.status_code,
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                    # The submission a request stored or read: the same id as in the
+                    # worker's and the sandbox's lines (grader/running/log_context.py).
+                    "submission": _submission_of(request),
+                }
+            )
+        )
+        return response
+
+    # Outermost: the body limit runs before anything reads the body (authentication
+    # included), the headers are added to every answer, 413s and 500s too.
+    app.add_middleware(
+        BodyLimit,
+        default=settings.max_request_bytes,
+        limits={
+            ("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024,
+            # An instructor's CSV uploads: 5,000 rows (their own cap) fit in far less.
+            **{
+                (method, path): CSV_UPLOAD_BYTES
+                for method, path in (
+                    ("POST", r"/api/courses/\d+/(extensions\.csv|student-ids)"),
+                    ("POST", r"/courses/\d+/(extensions/upload|student-ids)"),
+                )
+            },
+        },
+    )
+    app.add_middleware(
+        Admission, limit=settings.request_threads, wait_seconds=2 * settings.database_wait_seconds
+    )
+    app.add_middleware(SecurityHeaders, frame_origins=settings.frame_origins)
+    if settings.frame_origins and settings.secure_cookies:
+        # In the LMS's frame the browser keeps the session cookie under the LMS's site
+        # (CHIPS), where it blocks unpartitioned third-party cookies.
+        app.add_middleware(PartitionedCookies, names={"jaxjudge_session"})

@@ -1,0 +1,129 @@
+"""What the parent asks a child to run, and what comes back (plain data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grader.cases import Case
+from grader.child.verdicts import Verdict
+from grader.judging.report import CaseReport
+from grader.judging.trees import Output
+
+
+@dataclass(frozen=True)
+class Solution:
+    name: str
+    source: str
+    filename: str = "submission.py"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One child's work. ``cases`` run first; ``hidden_cases`` reach the child
+    only after it has reported every one of ``cases`` (a learner's submit:
+    samples and memory probes, then hidden cases). A job with hidden cases has
+    one solution.
+
+    ``analysed``: the child sends one ANALYSIS frame per program it compiles (its
+    primitives and temporary bytes, grader/judging/requirements.py) and each case names the
+    program that answered it. ``compile_first``: that many leading cases are compiled
+    even in an op-by-op run (a trusted run's samples and probes, for their analysis)."""
+
+    entry_point: str
+    n_outputs: int
+    solutions: tuple[Solution, ...]
+    cases: tuple[Case, ...]
+    wall_seconds: float
+    memory_mb: int
+    device: str = "cpu"
+    hidden_cases: tuple[Case, ...] = ()
+    compiled: bool = False  # whole-function jax.jit where it traces (grader/child/protocol.py)
+    tree_outputs: frozenset[int] = (
+        frozenset()
+    )  # outputs returned as pytrees (grader/judging/trees.py)
+    analysed: bool = False
+    compile_first: int = 0
+    # CPU time the whole job may use, every process and thread of its sandbox together
+    # (grader/running/timing.py); None: the wall clock is the only limit (trusted runs).
+    cpu_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.hidden_cases and len(self.solutions) != 1:
+            raise ValueError("a job with hidden cases runs exactly one solution")
+
+    @property
+    def all_cases(self) -> tuple[Case, ...]:
+        return self.cases + self.hidden_cases
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A case compared as soon as it arrived (grader/judging/judge.py): its report, and the
+    known mistakes whose outputs it matches, so that its arrays need not be kept."""
+
+    report: CaseReport
+    mistakes: frozenset[str] = frozenset()
+
+
+@dataclass
+class CaseOutcome:
+    """One case as the child reported it: outputs (each an array or a reason it is
+    not one), or an error with the verdict the child proposed and the
+    exception's class name; the program that answered it (None: not analysed);
+    once judged, its report instead of its outputs."""
+
+    seconds: float
+    outputs: list[Output] | None = None
+    error_verdict: Verdict | None = None
+    message: str = ""
+    exception: str = ""
+    program: int | None = None
+    judged: Judged | None = None
+
+
+@dataclass(frozen=True)
+class Program:
+    """One program a solution ran its cases with, as the child analysed it: the
+    primitives of its jaxpr after dead-code elimination, with how often each occurs
+    (nested ones also as ``outer>inner``), and the temporary bytes XLA's memory
+    analysis gives for its executable. ``primitives`` None: the solution ran op by
+    op (it could not be traced, ``error`` says why). ``hidden``: analysed after the
+    hidden inputs reached the child (nothing of it may reach the learner but which
+    rule it broke)."""
+
+    primitives: dict[str, int] | None = None
+    temp_bytes: int | None = None
+    error: str = ""
+    hidden: bool = False
+
+
+@dataclass
+class SolutionOutcome:
+    error_verdict: Verdict | None = None
+    message: str = ""
+    exception: str = ""
+    cases: dict[int, CaseOutcome] = field(default_factory=dict)
+    programs: list[Program] = field(default_factory=list)
+
+
+@dataclass
+class RunOutcome:
+    solutions: list[SolutionOutcome]
+    stdout: str = ""  # printed before any hidden input reached the child
+    stdout_truncated: bool = False
+    hidden_output: str = ""  # printed once hidden inputs were there: never shown to learners
+    hidden_started: bool = False  # the hidden cases' inputs were sent to the child
+    timed_out: bool = False
+    output_limit_hit: bool = False
+    memory_killed: bool = False  # the cgroup's memory limit killed a process
+    killed_from_outside: bool = False  # SIGKILL that no limit of ours sent
+    finished: bool = False  # the child sent DONE
+    exit_status: int | None = None
+    protocol_error: str | None = None
+    startup_error: str | None = None
+    backend: str | None = None
+    wall_seconds: float = 0.0
+    cpu_seconds: float | None = None  # the sandbox's CPU time from the job's delivery on
+    time_limit: str | None = None  # which limit stopped it: "cpu" or "wall"
+    starved: bool = False  # stopped by a time limit while the machine was overloaded
+    confirmed: bool = False  # this outcome is a time-out's confirmation on a quiet child

@@ -1,0 +1,144 @@
+"""Judge each case the moment it arrives (grading process only).
+
+The frame reader hands every accepted case to a ``CaseJudge`` (grader/running/frames.py),
+which compares its outputs with the reference's, notes which known mistakes they
+match (for the diagnosis, grader/judging/diagnose.py), and keeps the case's report instead
+of its arrays. A grading therefore holds at most one case's outputs at a time,
+however many cases there are and however large each is: the frame being read (at
+most ``settings.max_result_frame_bytes``, 32 MiB by default), its arrays rebuilt from
+it (as much again), and the comparison's float64 temporaries for one output (a few
+times its elements); docs/security.md states the bound.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
+
+from grader.cases import Case
+from grader.child.verdicts import Verdict
+from grader.judging.compare import Failure, format_shape
+from grader.judging.job import CaseOutcome, Judged
+from grader.judging.report import CaseReport, describe_value, shown_output
+from grader.judging.trees import Output, OutputTree, compare_output
+from grader.judging.trusted import Outputs, TrustedOutputs
+from grader.problems.problem import Problem
+
+
+def _expected_shapes(problem: Problem, desired: Outputs) -> dict[str, str] | None:
+    """Each array output's expected shape by name (what the statement fixes); None
+    when an output is a tree (its leaves' shapes would name the leaf that failed)."""
+    shapes: dict[str, str] = {}
+    for output, want in zip(problem.config.outputs, desired, strict=True):
+        if isinstance(want, OutputTree):
+            return None
+        shapes[output.name] = format_shape(want.shape)
+    return shapes
+
+
+def compare_case(
+    problem: Problem, report: CaseReport, outputs: list[Output], desired: Outputs
+) -> None:
+    """Judge one case's outputs into ``report``: accepted, or the first wrong output."""
+    report.verdict = Verdict.ACCEPTED
+    worst_ratio = -1.0
+    for index, (actual, want) in enumerate(zip(outputs, desired, strict=True)):
+        name = problem.config.outputs[index].name
+        result = compare_output(actual, want, problem.tolerance(index), name)
+        ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
+        if ratio > worst_ratio or not result.ok:
+            worst_ratio = ratio
+            report.expected_shape, report.actual_shape = result.expected_shape, result.actual_shape
+            report.max_abs_error, report.max_rel_error = result.max_abs_error, result.max_rel_error
+            report.leaf = result.leaf
+        if not result.ok:
+            if result.leaf is not None and result.failure is not Failure.STRUCTURE:
+                prefix = f"leaf {result.leaf}: "
+            else:  # with one output, its name adds nothing
+                prefix = f"output {name}: " if len(desired) > 1 else ""
+            report.verdict, report.message = Verdict.WRONG_ANSWER, prefix + result.reason
+            report.failure = result.failure.value if result.failure else None
+            return
+
+
+def matching_mistakes(
+    problem: Problem, key: str, outputs: list[Output], trusted: TrustedOutputs
+) -> frozenset[str]:
+    """The known mistakes whose outputs on this case the learner's match, each output
+    within the problem's tolerance."""
+    found = set()
+    for mistake in problem.mistakes:
+        theirs = trusted.mistakes.get(mistake.name, {}).get(key)
+        if theirs is not None and all(
+            compare_output(mine, their, problem.tolerance(index)).ok
+            for index, (mine, their) in enumerate(zip(outputs, theirs, strict=True))
+        ):
+            found.add(mistake.name)
+    return frozenset(found)
+
+
+log = logging.getLogger("jaxjudge.judge")
+
+# Who hears of the samples' reports the moment the child has answered them all, before
+# any hidden input exists in its memory (app/grading/worker.py: the page shows them
+# while the hidden cases run). Read once, where the judge is made, in the grading
+# thread; the reports are the samples' own, never a hidden case's.
+SAMPLES_SEEN: ContextVar[Callable[[list[CaseReport]], None] | None] = ContextVar(
+    "samples_seen", default=None
+)
+
+
+class CaseJudge:
+    """Turns each case a child reports into its report, keeping no array."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        cases: tuple[Case, ...],
+        keys: list[str],
+        trusted: TrustedOutputs,
+    ) -> None:
+        self.problem, self.cases, self.keys, self.trusted = problem, cases, keys, trusted
+        self.on_samples = SAMPLES_SEEN.get()
+
+    def samples_done(self, reports: list[CaseReport]) -> None:
+        """Every first-phase case is judged: tell whoever listens. Their failure is
+        logged and never the grading's."""
+        if self.on_samples is None:
+            return
+        try:
+            self.on_samples([r for r in reports if not r.hidden])
+        except Exception:
+            log.exception("reporting the samples early failed; grading goes on")
+
+    def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
+        case, key = self.cases[position], self.keys[position]
+        desired = self.trusted.reference[key]
+        report = CaseReport(
+            name=case.name, hidden=case.hidden, probe=case.probe, verdict=Verdict.SKIPPED
+        )
+        report.seconds = round(outcome.seconds, 6)
+        if case.hidden:
+            report.expected_shapes = _expected_shapes(self.problem, desired)
+        else:
+            report.inputs = {name: describe_value(value) for name, value in case.args.items()}
+            report.expected = [shown_output(out) for out in desired]
+        mistakes: frozenset[str] = frozenset()
+        if outcome.error_verdict or outcome.outputs is None:
+            report.verdict = outcome.error_verdict or Verdict.RUNTIME_ERROR
+            report.message, report.exception = outcome.message, outcome.exception or None
+        else:
+            compare_case(self.problem, report, outcome.outputs, desired)
+            if not case.hidden:
+                report.actual = [shown_output(o) for o in outcome.outputs]
+            if report.verdict is Verdict.WRONG_ANSWER:
+                mistakes = matching_mistakes(self.problem, key, outcome.outputs, self.trusted)
+        return CaseOutcome(
+            outcome.seconds,
+            error_verdict=outcome.error_verdict,
+            message=outcome.message,
+            exception=outcome.exception,
+            program=outcome.program,
+            judged=Judged(report, mistakes),
+        )

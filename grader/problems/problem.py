@@ -1,0 +1,425 @@
+"""The problem folder: its strict schema and its loader.
+
+``problems/<slug>/`` holds ``problem.toml`` (validated here), ``statement.md``,
+``starter.py``, ``hints.md``, ``solution.md``, ``cases.py`` and ``mistakes/*.py``;
+the reference lives apart in ``reference_solutions/<slug>.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from grader.cases import CaseBank, Regime, load_cases, load_regimes
+from grader.config import settings
+from grader.errors import ProblemError
+from grader.problems.quiz import Quiz, load_quiz
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REQUIRED_TEXT_FILES = ("statement.md", "starter.py", "hints.md", "solution.md")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+    def describe(self) -> str:
+        return f"rtol={self.rtol:g}, atol={self.atol:g}"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToleranceConfig(_Strict):
+    rtol: float = Field(
+        ge=0,
+        le=1,
+        description="Relative tolerance: |actual - expected| <= atol + rtol * |expected|.",
+    )
+    atol: float = Field(ge=0, description="Absolute tolerance, added to the relative part.")
+
+    def as_tolerance(self) -> Tolerance:
+        return Tolerance(rtol=self.rtol, atol=self.atol)
+
+
+class OutputConfig(_Strict):
+    name: str = Field(pattern=IDENTIFIER.pattern, description="Short name used in verdicts.")
+    description: str = Field(min_length=1, description="Shape and meaning, shown to learners.")
+    tolerance: ToleranceConfig | None = Field(
+        None, description="Overrides the problem's tolerance for this output."
+    )
+    tree: bool = Field(
+        False,
+        description=(
+            "The output is a pytree (nested dicts, lists, tuples of arrays): compared structure"
+            " first, then leaf by leaf, each named by its path (grader/judging/trees.py)."
+        ),
+    )
+
+
+class StructureConfig(_Strict):
+    """How the learner's function must be built, read from the jaxpr of every program
+    that answered a case (grader/judging/requirements.py): what a problem teaches. Terms are
+    primitive names (``scan``) or the concepts of grader/judging/requirements.py (``loop``,
+    ``cross_device_reduction``, ``host_callback``), so that a rule states an intent
+    rather than one spelling of it; ``outer>inner`` is one nested in the other."""
+
+    require: list[str] = Field(
+        default_factory=list,
+        description="Terms every program must contain (loop, shard_map).",
+    )
+    forbid: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Terms no program may contain (host_callback, while); outer>inner names one"
+            " nested in the other (loop>cross_device_reduction: a reduction inside a loop)."
+        ),
+    )
+    exactly: dict[str, int] = Field(
+        default_factory=dict,
+        description=(
+            "Terms (no nesting) that must occur exactly this many times in each program's"
+            " text: cross_device_reduction = 1 is one reduction, not one per micro-batch."
+        ),
+    )
+    explanation: str = Field(
+        min_length=1,
+        max_length=300,
+        description="What the problem asks for, quoted in the verdict (one sentence).",
+    )
+
+    @field_validator("require", "forbid")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            parts = name.split(">")
+            if len(parts) > 2 or not all(IDENTIFIER.match(part) for part in parts):
+                raise ValueError(f"{name!r} is not a primitive or concept name (or outer>inner)")
+        return names
+
+    @field_validator("exactly")
+    @classmethod
+    def _counts(cls, counts: dict[str, int]) -> dict[str, int]:
+        for name, count in counts.items():
+            if not IDENTIFIER.match(name) or count < 0:
+                raise ValueError(f"{name!r} = {count}: a primitive or concept and a count >= 0")
+        return counts
+
+
+class RegimeConfig(_Strict):
+    """One kind of input the statement promises the hidden cases include; cases.py's
+    ``regimes()`` gives its predicate and `jaxjudge check` fails when some variant has
+    no hidden case in it."""
+
+    name: str = Field(pattern=SLUG.pattern, description="Its key in cases.py regimes().")
+    promise: str = Field(
+        min_length=1,
+        max_length=200,
+        description="What the statement promises, as learners read it on the problem page.",
+    )
+
+
+class MemoryBudgetConfig(_Strict):
+    """The compiled function's temporary memory must not grow with the batch: measured
+    with XLA's memory analysis on the memory probes of cases.py (grader/judging/requirements.py)."""
+
+    max_growth: float = Field(
+        2.0,
+        gt=1.0,
+        le=100.0,
+        description=(
+            "At most this ratio between the temporary bytes at the last (largest) memory"
+            " probe and at the first."
+        ),
+    )
+    explanation: str = Field(
+        min_length=1,
+        max_length=300,
+        description="What the problem asks for, quoted in the verdict (one sentence).",
+    )
+
+
+class LimitsConfig(_Strict):
+    """Limits per submission (grader/running/timing.py, grader/calibration.py). Time is CPU time,
+    every process and thread of the sandbox together: ``CPU_FACTOR`` (5) times what the
+    reference needs on the grading machine, never less than ``cpu_seconds``; the wall
+    clock is only a backstop, three times that budget and never less than
+    ``wall_seconds``."""
+
+    cpu_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="The least CPU time a submission gets, whatever the reference needs.",
+    )
+    wall_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description=(
+            "The least wall-clock time before a submission is stopped (a backstop for code"
+            " that sleeps or blocks); also its CPU budget until this machine is calibrated."
+        ),
+    )
+    memory_mb: int = Field(
+        2048,
+        ge=512,
+        le=65536,
+        description="Memory the whole sandbox may use (every process and its tmpfs files), MiB.",
+    )
+
+
+class ProblemConfig(_Strict):
+    title: str = Field(min_length=1, max_length=120, description="Shown in lists and on the page.")
+    track: str = Field(
+        pattern=SLUG.pattern, description="Track (series of problems) this one belongs to."
+    )
+    position: int = Field(ge=1, description="Position within the track, 1 first.")
+    difficulty: Literal["easy", "medium", "hard"] = Field(description="Displayed difficulty.")
+    estimated_minutes: int = Field(ge=1, le=600, description="Rough time to solve, in minutes.")
+    tags: list[str] = Field(default_factory=list, description="Topic tags shown with the problem.")
+    entry_point: str = Field(
+        pattern=IDENTIFIER.pattern, description="Name of the function learners write."
+    )
+    arguments: list[str] = Field(min_length=1, description="Argument names, in call order.")
+    outputs: list[OutputConfig] = Field(
+        min_length=1,
+        description="What the function returns; with several, it returns a tuple in this order.",
+    )
+    tolerance: ToleranceConfig = Field(description="Default tolerance for every output.")
+    limits: LimitsConfig = Field(
+        default_factory=LimitsConfig, description="Resource limits per submission."
+    )
+    device: Literal["cpu", "gpu", "any"] = Field(
+        "any", description="Which workers may grade this problem."
+    )
+    trusted_runs: Literal["eager", "compiled"] = Field(
+        "eager",
+        description=(
+            "How the reference and the mistakes run over every variant: op by op (fast when"
+            " the same small primitives repeat across hundreds of cases) or each solution"
+            " under jax.jit once per shape group (fast for shard_map, scans over models,"
+            " unrolled loops; up to 20x for those)."
+        ),
+    )
+    structure: StructureConfig | None = Field(
+        None, description="Primitives the learner's jaxpr must or must not contain."
+    )
+    memory_budget: MemoryBudgetConfig | None = Field(
+        None,
+        description="Temporary memory must not grow with the batch (cases.py memory_probes()).",
+    )
+    allow_host_callbacks: bool = Field(
+        False,
+        description=(
+            "Whether a problem with a structure or memory requirement allows host callbacks"
+            " (pure_callback, io_callback, ffi_call): they hide a computation from the"
+            " program the requirements are read from, so they are refused unless allowed."
+        ),
+    )
+    regimes: list[RegimeConfig] = Field(
+        default_factory=list,
+        description="The kinds of input the statement promises hidden cases of (cases.py regimes()).",
+    )
+    variants: int = Field(
+        16,
+        ge=8,
+        le=64,
+        description=(
+            "How many draws of the hidden inputs cases.py makes (cases(seed) for seed = 0 .."
+            " variants - 1); each submission is graded on one, drawn at random and kept secret."
+        ),
+    )
+
+    @field_validator("arguments")
+    @classmethod
+    def _arguments_are_identifiers(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not IDENTIFIER.match(name):
+                raise ValueError(f"{name!r} is not a Python identifier")
+        if len(set(names)) != len(names):
+            raise ValueError("argument names must be unique")
+        return names
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known-wrong solution and the one-line diagnosis shown when a learner matches it."""
+
+    name: str
+    path: Path
+    diagnosis: str
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    folder: Path
+    config: ProblemConfig
+    mistakes: tuple[Mistake, ...]
+    reference_path: Path
+
+    def text(self, name: str) -> str:
+        return (self.folder / name).read_text()
+
+    @property
+    def statement(self) -> str:
+        return self.text("statement.md")
+
+    @property
+    def starter(self) -> str:
+        return self.text("starter.py")
+
+    @property
+    def solution_walkthrough(self) -> str:
+        return self.text("solution.md")
+
+    @property
+    def hints(self) -> list[str]:
+        """Ordered hints: each ``## `` heading in hints.md starts one."""
+        sections = re.split(r"^## ", self.text("hints.md"), flags=re.MULTILINE)
+        return [section.strip() for section in sections[1:] if section.strip()]
+
+    @property
+    def reference_source(self) -> str:
+        return self.reference_path.read_text()
+
+    @cached_property
+    def quiz(self) -> Quiz | None:
+        """The questions of quiz.toml (grader/problems/quiz.py), if the folder has one."""
+        return load_quiz(self.folder)
+
+    @property
+    def has_requirements(self) -> bool:
+        return self.config.structure is not None or self.config.memory_budget is not None
+
+    @cached_property
+    def case_bank(self) -> CaseBank:
+        """Samples, every variant's hidden cases, and (with a memory budget) the probes."""
+        return load_cases(
+            self.folder / "cases.py",
+            self.config.arguments,
+            self.config.variants,
+            with_probes=self.config.memory_budget is not None,
+        )
+
+    @cached_property
+    def regime_tests(self) -> dict[str, Regime]:
+        """cases.py's predicate for each regime problem.toml promises."""
+        return load_regimes(self.folder / "cases.py")
+
+    @property
+    def tree_outputs(self) -> frozenset[int]:
+        """Which outputs are pytrees (by position)."""
+        return frozenset(i for i, output in enumerate(self.config.outputs) if output.tree)
+
+    def tolerance(self, output_index: int) -> Tolerance:
+        own = self.config.outputs[output_index].tolerance
+        return (own or self.config.tolerance).as_tolerance()
+
+
+def _read_config(path: Path) -> ProblemConfig:
+    if not path.is_file():
+        raise ProblemError(path, None, "missing: every problem needs a problem.toml")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise ProblemError(path, None, f"invalid TOML: {error}") from None
+    try:
+        return ProblemConfig.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        message = first["msg"]
+        if first["type"] == "extra_forbidden":
+            message = "unknown field (see the field list in README.md)"
+        return_count = error.error_count()
+        more = f" (and {return_count - 1} more problem(s))" if return_count > 1 else ""
+        raise ProblemError(path, field, message + more) from None
+
+
+def _diagnosis(path: Path) -> str:
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as error:
+        raise ProblemError(
+            path, None, f"syntax error on line {error.lineno}: {error.msg}"
+        ) from None
+    docstring = ast.get_docstring(tree)
+    if not docstring or not docstring.strip():
+        raise ProblemError(
+            path, "docstring", "a mistake starts with a docstring whose first line is its diagnosis"
+        )
+    first = docstring.strip().splitlines()[0].strip()
+    if len(first) > 240:
+        raise ProblemError(
+            path, "docstring", "the diagnosis (first docstring line) must be at most 240 characters"
+        )
+    return first
+
+
+def load_mistakes(folder: Path) -> tuple[Mistake, ...]:
+    directory = folder / "mistakes"
+    if not directory.is_dir():
+        return ()
+    return tuple(
+        Mistake(name=path.stem, path=path, diagnosis=_diagnosis(path))
+        for path in sorted(directory.glob("*.py"))
+        if not path.name.startswith("_")
+    )
+
+
+def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
+    """Load and validate a problem folder; raise ``ProblemError`` naming the file and field."""
+    slug = folder.name
+    if not SLUG.match(slug):
+        raise ProblemError(folder, None, "folder names are lowercase words joined by hyphens")
+    config = _read_config(folder / "problem.toml")
+    for name in REQUIRED_TEXT_FILES:
+        path = folder / name
+        if not path.is_file():
+            raise ProblemError(path, None, "missing")
+        if not path.read_text().strip():
+            raise ProblemError(path, None, "is empty")
+    reference_path = (reference_dir or settings.reference_dir) / f"{slug}.py"
+    if not reference_path.is_file():
+        raise ProblemError(
+            reference_path,
+            None,
+            "missing: the reference solution lives here, outside the problem folder",
+        )
+    problem = Problem(
+        slug=slug,
+        folder=folder,
+        config=config,
+        mistakes=load_mistakes(folder),
+        reference_path=reference_path,
+    )
+    problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
+    return problem
+
+
+def problem_folders(problems_dir: Path | None = None) -> list[Path]:
+    root = problems_dir or settings.problems_dir
+    return sorted(
+        path for path in root.iterdir() if path.is_dir() and (path / "problem.toml").exists()
+    )
+
+
+def find_problem(slug: str) -> Path | None:
+    folder = settings.problems_dir / slug
+    return folder if SLUG.match(slug) and (folder / "problem.toml").is_file() else None

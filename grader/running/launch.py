@@ -1,0 +1,145 @@
+"""How a child process is started: its environment, its outside limits, and the launchers.
+
+A launcher turns (device, memory, result fd) into a ``LaunchSpec``: argv,
+environment, working directory and the hooks the supervisor needs (kill
+everything, was it the memory limit, set the job's memory limit, clean up).
+``PlainLauncher`` starts an ordinary process for trusted runs (references,
+mistakes, `check`); ``grader/running/sandbox.py`` has the launcher learners get.
+
+Trusted runs use their own compilation cache (``settings.trusted_cache_dir``),
+which no sandbox ever mounts: its entries are compiled references.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from grader.config import settings
+from grader.running.gpu_sharing import GpuSlot, gpu_environment
+
+# Simulated CPU devices per child: enough for data-parallel problems (shard_map over a
+# mesh) to run on any CPU worker; ordinary code uses the first and sees no difference.
+HOST_DEVICES = 4
+CPU_XLA_FLAGS = (
+    f"--xla_backend_optimization_level=0 --xla_force_host_platform_device_count={HOST_DEVICES}"
+)
+
+
+def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
+    """The child's whole environment: an explicit allow-list, nothing inherited.
+    ``memory_mb``: on a GPU, what its allocator may grow to on the card."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+        # glibc reserves 64 MiB of address space per arena and makes up to
+        # 8 arenas per core: gigabytes of reservations on a big machine.
+        "MALLOC_ARENA_MAX": "2",
+    }
+    if device == "cpu":
+        env["JAX_PLATFORMS"] = "cpu"
+        # Compile fast, run a little slower: the programs of a grading are small and
+        # run once or twice, so LLVM's optimisations cost more than they save (a jitted
+        # case's compile halves; docs/performance.md). And HOST_DEVICES devices.
+        env["XLA_FLAGS"] = CPU_XLA_FLAGS
+    else:
+        env |= gpu_environment(memory_mb)
+    return env
+
+
+def cpu_seconds_for(wall_seconds: float) -> int:
+    """CPU time a job may use: every core busy for the whole wall clock, plus slack.
+    (XLA runs on several threads, so CPU time can exceed wall time.)"""
+    return int(wall_seconds * (os.cpu_count() or 1)) + 10
+
+
+def rlimit_command(*, address_space_bytes: int | None, cpu_seconds: int = 3600) -> list[str]:
+    """Limits set by the kernel before Python starts, inherited by everything below."""
+    limits = [
+        "prlimit",
+        f"--cpu={cpu_seconds}",
+        "--core=0",
+        f"--fsize={64 * 1024 * 1024}",
+        "--nofile=1024",
+    ]
+    if address_space_bytes is not None:
+        limits.append(f"--as={address_space_bytes}")
+    return [*limits, "--"]
+
+
+@dataclass
+class LaunchSpec:
+    """How to start one child: argv, environment, extra fds, and the hooks
+    the supervisor calls. ``address_space_bytes`` is what the child must lower
+    its RLIMIT_AS to for a job (None: memory is bounded another way)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    pass_fds: tuple[int, ...] = ()
+    kill_all: Callable[[], None] | None = None
+    memory_killed: Callable[[], bool] | None = None
+    set_memory_limit: Callable[[int], None] | None = None
+    set_busy: Callable[..., None] | None = None  # CPU share: low while waiting (busy, boosted=)
+    # The sandbox's CPU time and threads, where a cgroup counts them (grader/running/timing.py
+    # measures the process tree otherwise).
+    cpu_seconds: Callable[[], float | None] | None = None
+    threads: Callable[[], list[int]] | None = None
+    address_space_bytes: Callable[[int], int | None] = lambda _memory_mb: None
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+
+class Launcher(Protocol):
+    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec: ...
+
+
+def compilation_cache_env(directory: str) -> dict[str, str]:
+    """JAX's persistent compilation cache at ``directory``, written by every compile."""
+    return {
+        "JAX_COMPILATION_CACHE_DIR": directory,
+        "JAX_COMPILATION_CACHE_MAX_SIZE": "-1",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+    }
+
+
+def child_argv(result_fd: int) -> list[str]:
+    return [str(settings.child_python), "-I", "-u", "-m", "grader.child", str(result_fd)]
+
+
+class PlainLauncher:
+    """A child in an ordinary process.
+
+    ``trusted=True`` (references, mistakes, `check`): the trusted compilation
+    cache, no memory limit. ``trusted=False`` runs learner code without a
+    sandbox (``JAXJUDGE_SANDBOX=false``, development only): no cache, and an
+    address-space limit per process as the only memory bound."""
+
+    def __init__(self, *, trusted: bool) -> None:
+        self.trusted = trusted
+
+    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        slot = GpuSlot() if device == "gpu" else None
+        workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
+        env = clean_environment(device, workdir, memory_mb)
+        if self.trusted:
+            settings.trusted_cache_dir.mkdir(parents=True, exist_ok=True)
+            env |= compilation_cache_env(str(settings.trusted_cache_dir))
+        limit = None if self.trusted or device == "gpu" else memory_mb * 2**20
+        spec = LaunchSpec(
+            rlimit_command(address_space_bytes=limit) + child_argv(result_fd),
+            env,
+            workdir,
+            address_space_bytes=lambda job_mb: None if limit is None else job_mb * 2**20,
+            cleanup=[lambda: shutil.rmtree(workdir, ignore_errors=True)],
+        )
+        if slot is not None:
+            spec.cleanup.append(slot.release)
+        return spec

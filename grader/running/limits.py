@@ -1,0 +1,59 @@
+"""What bounds a sandbox, and by what: decided once per process, said once at start-up.
+
+With a usable cgroup (grader/running/cgroups.py) memory is bounded per sandbox, for
+all of its processes together and the tmpfs pages they write, and the
+processes and threads are counted; the address space is left alone, because
+an address-space limit breaks JAX on machines with many cores or a GPU
+(thread stacks, allocator arenas and CUDA reserve far more address space than
+they use). Without one, the fallback is an address-space limit per process on
+the CPU (weaker: two processes get twice the memory) and nothing on the GPU;
+the start-up message says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cache
+
+from grader.config import settings
+from grader.running import cgroups
+
+log = logging.getLogger("jaxjudge.limits")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    cgroup: cgroups.CgroupLayout | None
+
+    def address_space_bytes(self, memory_mb: int, device: str) -> int | None:
+        """The RLIMIT_AS a sandbox gets: none where a cgroup bounds memory or on a GPU."""
+        if self.cgroup is not None or device == "gpu":
+            return None
+        return memory_mb * 2**20
+
+    def describe(self) -> str:
+        tmp = f"/tmp {settings.sandbox_tmp_bytes // 2**20} MiB and /dev/shm {settings.sandbox_shm_bytes // 2**20} MiB (tmpfs)"
+        common = (
+            f"wall clock by the supervisor; CPU time by RLIMIT_CPU; {tmp}; "
+            "files 64 MiB each by RLIMIT_FSIZE; 1024 open files; no core dumps"
+        )
+        if self.cgroup is not None:
+            return (
+                f"sandbox limits: memory per sandbox (every process and its tmpfs pages together) "
+                f"and {settings.sandbox_max_pids} processes/threads by {self.cgroup.describe()}; "
+                f"{common}; no address-space limit"
+            )
+        return (
+            "sandbox limits: WARNING no usable cgroup (see docs/security.md, 'Limits'), so memory "
+            "is bounded only per process by RLIMIT_AS on the CPU and not at all on a GPU, and "
+            f"processes are not counted; {common}"
+        )
+
+
+@cache
+def sandbox_limits() -> SandboxLimits:
+    layout = cgroups.detect() if settings.use_cgroups else None
+    limits = SandboxLimits(layout)
+    log.log(logging.INFO if layout is not None else logging.WARNING, "%s", limits.describe())
+    return limits

@@ -1,0 +1,152 @@
+"""A warm pool: sandboxed children started ahead of time, one per submission.
+
+Each child has already imported jax/flax/optax (and, with a warming launcher,
+exercised them) and sent HELLO; it waits for its one job. When a submission
+finishes, a replacement starts in the background, so a submission never pays
+for interpreter start-up and imports as long as the pool is larger than the
+number of submissions graded at once. A child is used
+for exactly one submission and then destroyed with its sandbox, so nothing
+passes from one submission to the next.
+
+Children start under the pool's memory ceiling; when a job is delivered,
+its sandbox's cgroup is set to the problem's own limit before the child
+reads the job (grader/running/supervise.py), so the limit that holds while learner
+code runs is the problem's, for every process of the sandbox together.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+
+from grader.judging.job import Job, RunOutcome
+from grader.running.frames import CaseJudge
+from grader.running.launch import Launcher
+from grader.running.supervise import StartedChild, run_retrying
+
+log = logging.getLogger("jaxjudge.pool")
+WATCH_SECONDS = 1.0
+
+
+class WarmPool:
+    def __init__(
+        self, launcher: Launcher, *, size: int, memory_mb: int, device: str = "cpu"
+    ) -> None:
+        if size < 1:
+            raise ValueError("a warm pool needs at least one child")
+        self.launcher = launcher
+        self.size = size
+        self.memory_mb = memory_mb
+        self.device = device
+        self._idle: deque[StartedChild] = deque()
+        self._lock = threading.Lock()
+        self._spawning = 0  # replacements started but not yet queued
+        self._queued = threading.Condition(self._lock)
+        self._closed = False
+        for _ in range(size):
+            self._spawn()
+        self._watcher = threading.Thread(
+            target=self._watch, name="jaxjudge-pool-watch", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """Replace an idle child that dies while it waits (one for one), at once rather
+        than at the next submission."""
+        while True:
+            time.sleep(WATCH_SECONDS)
+            with self._lock:
+                if self._closed:
+                    return
+                dead = [child for child in self._idle if child.process.poll() is not None]
+                for child in dead:
+                    self._idle.remove(child)
+            for child in dead:
+                log.warning(
+                    "an idle child died (status %s); replacing it", child.process.returncode
+                )
+                child.close()
+                self._spawn_in_background()
+
+    def stats(self) -> tuple[int, int]:
+        """(idle children ready to take a job now, the pool's size)."""
+        with self._lock:
+            ready = sum(
+                1 for c in self._idle if c.collector.hello.is_set() and c.process.poll() is None
+            )
+        return ready, self.size
+
+    def _spawn(self) -> None:
+        child = StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
+        with self._lock:
+            if self._closed:
+                child.close()
+            else:
+                self._idle.append(child)
+            self._queued.notify_all()
+
+    def _spawn_in_background(self) -> None:
+        with self._lock:
+            self._spawning += 1
+
+        def spawn() -> None:
+            try:
+                self._spawn()
+            except Exception as error:  # no slot on a busy GPU, a failed launch: next run retries
+                log.warning("could not start a %s child for the pool: %s", self.device, error)
+            finally:
+                with self._lock:
+                    self._spawning -= 1
+                    self._queued.notify_all()
+
+        threading.Thread(target=spawn, name="jaxjudge-pool-spawn", daemon=True).start()
+
+    def _take(self) -> StartedChild:
+        with self._lock:
+            while self._idle:
+                child = self._idle.popleft()
+                if child.process.poll() is None:
+                    return child
+                child.close()  # died while waiting: discard
+        return StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
+
+    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
+        if job.device != self.device:
+            raise ValueError(f"this pool runs {self.device} jobs, not {job.device}")
+        if job.memory_mb > self.memory_mb:
+            raise ValueError(
+                f"job needs {job.memory_mb} MB, above the pool's {self.memory_mb} MB ceiling"
+            )
+        try:
+            # A child that never started, or that something outside killed, is the
+            # grader's hiccup, not the learner's: once more on a fresh child.
+            return run_retrying(
+                self._take(),
+                lambda boosted: StartedChild(
+                    self.launcher, device=self.device, memory_mb=self.memory_mb, boosted=boosted
+                ),
+                job,
+                judge,
+            )
+        finally:
+            # Replace it afterwards, not meanwhile: on a small machine a child
+            # importing JAX would compete for the cores with this submission.
+            self._spawn_in_background()
+
+    def wait_until_warm(self, timeout: float = 120.0) -> bool:
+        """Block until every replacement is queued and every idle child has
+        said HELLO (benchmarks, tests)."""
+        with self._lock:
+            self._queued.wait_for(lambda: self._spawning == 0, timeout)
+            children = list(self._idle)
+        return all(child.ready(timeout) for child in children)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            children = list(self._idle)
+            self._idle.clear()
+        for child in children:
+            child.close()

@@ -1,0 +1,222 @@
+"""The problem-folder contract: every broken folder gets an error naming the file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.errors import ProblemError
+from grader.problems.problem import load_problem
+
+
+def load(folder: Path, references: Path) -> None:
+    problem = load_problem(folder, references)
+    problem.case_bank  # noqa: B018
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    problem = load_problem(folder, references)
+    assert problem.config.entry_point == "microbatched_grads"
+    assert len(problem.mistakes) == len(list((folder / "mistakes").glob("*.py")))
+    assert all(m.diagnosis and "\n" not in m.diagnosis for m in problem.mistakes)
+    assert len(problem.case_bank.samples) == 2
+    assert problem.case_bank.variants == problem.config.variants == 16
+    assert len(problem.hints) == 3
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "message"),
+    [
+        (
+            "problem.toml",
+            'difficulty = "easy"',
+            'difficulty = "trivial"',
+            "problem.toml: difficulty: Input should be 'easy', 'medium' or 'hard'",
+        ),
+        (
+            "problem.toml",
+            "rtol = 1e-4",
+            'rtol = "tight"',
+            "problem.toml: tolerance.rtol: Input should be a valid number",
+        ),
+        (
+            "problem.toml",
+            "rtol = 1e-4",
+            "rtol = -1.0",
+            "problem.toml: tolerance.rtol: Input should be greater than or equal to 0",
+        ),
+        (
+            "problem.toml",
+            'device = "any"',
+            'device = "any"\ncolour = "blue"',
+            "problem.toml: colour: unknown field",
+        ),
+        ("problem.toml", "position = 3", "", "problem.toml: position: Field required"),
+        (
+            "problem.toml",
+            'entry_point = "microbatched_grads"',
+            'entry_point = "micro batched"',
+            "problem.toml: entry_point: String should match pattern",
+        ),
+        (
+            "problem.toml",
+            '"n_microbatches"]',
+            '"w"]',
+            "problem.toml: arguments: Value error, argument names must be unique",
+        ),
+        ("problem.toml", "title = ", "title = = ", "problem.toml: invalid TOML"),
+        (
+            "problem.toml",
+            "wall_seconds = 30",
+            "wall_seconds = 0",
+            "problem.toml: limits.wall_seconds: Input should be greater than 0",
+        ),
+        (
+            "cases.py",
+            '"w": float(w)',
+            '"w": int(w)',
+            "cases.py: case 'tiny', argument 'w': must be a Python float, a float32 numpy array or a dict of them, got int",
+        ),
+        (
+            "cases.py",
+            "x.astype(np.float32)",
+            "x",
+            "cases.py: case 'tiny', argument 'x_full': arrays must be float32, got float64",
+        ),
+        (
+            "cases.py",
+            '"b": float(b),',
+            "",
+            "cases.py: case 'tiny': arguments ['w', 'x_full', 'y_full', 'n_microbatches'] do not match",
+        ),
+        (
+            "cases.py",
+            'yield _case("few-large-chunks"',
+            'yield _case("tiny"',
+            "cases.py: case 'tiny': duplicate case name",
+        ),
+        (
+            "cases.py",
+            "rng = np.random",
+            "rng = 1 / 0\n    rng = np.random",
+            "cases.py: cases(): raised ZeroDivisionError: division by zero (line 11)",
+        ),
+        (
+            "cases.py",
+            "def cases(seed):",
+            "def generate(seed):",
+            "cases.py: cases: cases.py must define a function cases(seed)",
+        ),
+        (
+            "cases.py",
+            "def cases(seed):",
+            "def cases():\n    seed = 0",
+            "cases.py: cases: cases() must take one argument, the variant's seed",
+        ),
+        (
+            "cases.py",
+            "fresh = 100 * (seed + 1)",
+            "fresh = 0",
+            "cases.py: case 'many-chunks': its inputs are the same for seeds 0 and 1;"
+            " derive hidden inputs from the seed",
+        ),
+        (
+            "cases.py",
+            'yield _case("tiny", n=8,',
+            'yield _case("tiny", n=8 + seed,',
+            "cases.py: case 'tiny': a sample differs between seeds 0 and 1;"
+            " samples must not depend on the seed",
+        ),
+        (
+            "cases.py",
+            'yield _case("many-chunks", n=96,',
+            'yield _case("many-chunks", n=96 + seed,',
+            "cases.py: case 'many-chunks', argument 'x_full': its shape differs between seeds 0 and 1",
+        ),
+        (
+            "cases.py",
+            'yield _case("few-large-chunks",',
+            'if seed < 3:\n        yield _case("few-large-chunks",',
+            "cases.py: cases(): seed 3 gives hidden cases",
+        ),
+        (
+            "problem.toml",
+            'device = "any"',
+            'device = "any"\nvariants = 4',
+            "problem.toml: variants: Input should be greater than or equal to 8",
+        ),
+        (
+            "cases.py",
+            "sample=True)",
+            "sample=False)",
+            "cases.py: cases(): at least one case must be a sample",
+        ),
+        ("mistakes/averaged_chunks.py", '"""You divided', '"""\n\nYou divided', None),
+        (
+            "mistakes/averaged_chunks.py",
+            '"""You divided the accumulated gradient by the number of micro-batches;'
+            ' this problem asks for their sum."""',
+            "",
+            "mistakes/averaged_chunks.py: docstring: a mistake starts with a docstring",
+        ),
+    ],
+)
+def test_broken_folders_name_file_and_field(
+    problem_copy: tuple[Path, Path], file: str, old: str, new: str, message: str | None
+) -> None:
+    folder, references = problem_copy
+    edit(folder / file, old, new)
+    if message is None:
+        load(folder, references)  # a docstring starting with a blank line is still fine
+        return
+    with pytest.raises(ProblemError) as caught:
+        load(folder, references)
+    assert message in str(caught.value)
+    assert "Traceback" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["statement.md", "starter.py", "hints.md", "solution.md", "problem.toml"]
+)
+def test_missing_files_are_named(problem_copy: tuple[Path, Path], name: str) -> None:
+    folder, references = problem_copy
+    (folder / name).unlink()
+    with pytest.raises(ProblemError, match=rf"{name}: missing"):
+        load(folder, references)
+
+
+def test_empty_statement_is_an_error(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    (folder / "statement.md").write_text("  \n")
+    with pytest.raises(ProblemError, match=r"statement\.md: is empty"):
+        load(folder, references)
+
+
+def test_missing_reference_is_named(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    (references / "scan-microbatched-grads.py").unlink()
+    with pytest.raises(
+        ProblemError,
+        match=r"scan-microbatched-grads\.py: missing: the reference solution lives here",
+    ):
+        load(folder, references)
+
+
+def test_per_output_tolerance_overrides_the_default(problem_copy: tuple[Path, Path]) -> None:
+    folder, references = problem_copy
+    edit(
+        folder / "problem.toml",
+        'with respect to w"',
+        'with respect to w"\ntolerance = { rtol = 0.5, atol = 0.25 }',
+    )
+    problem = load_problem(folder, references)
+    assert problem.tolerance(0).rtol == 0.5
+    assert problem.tolerance(0).atol == 0.25

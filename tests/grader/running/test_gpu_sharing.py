@@ -1,0 +1,117 @@
+"""How GPU sandboxes share a card (grader/running/gpu_sharing.py): the parts that need no GPU
+(slots across processes, NVML's text, the budget, the process tree) are tested here."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.config import settings
+from grader.running import gpu_sharing
+from grader.running.gpu_sharing import (
+    GpuBusyError,
+    GpuSlot,
+    descendants,
+    memory_fraction,
+    parse_card_memory,
+    parse_process_memory,
+    used_mib,
+)
+
+
+@pytest.fixture
+def two_slots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(settings, "data_dir", tmp_path)
+    monkeypatch.setattr(settings, "gpu_max_sandboxes", 2)
+    return tmp_path
+
+
+def test_no_more_gpu_children_than_slots_and_a_freed_slot_is_taken(two_slots: Path) -> None:
+    first, second = GpuSlot(0), GpuSlot(0)
+    assert {first.number, second.number} == {0, 1}
+    with pytest.raises(GpuBusyError, match="all 2 GPU sandbox slots"):
+        GpuSlot(0.3)
+    second.release()
+    third = GpuSlot(0)
+    assert third.number == second.number
+    first.release()
+    third.release()
+
+
+def test_slots_are_shared_with_other_processes_and_freed_when_they_die(two_slots: Path) -> None:
+    """Two worker processes on one machine count against one cap; a worker that dies
+    (SIGKILL, no clean-up) gives its slots back through the kernel."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from grader.running.gpu_sharing import GpuSlot; "
+            "a, b = GpuSlot(5), GpuSlot(5); print('held', flush=True); time.sleep(60)",
+        ],
+        env={**os.environ, "JAXJUDGE_DATA_DIR": str(two_slots), "JAXJUDGE_GPU_MAX_SANDBOXES": "2"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(GpuBusyError):
+            GpuSlot(0.3)
+        holder.kill()
+        holder.wait()
+        GpuSlot(2).release()
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()  # type: ignore[union-attr]
+
+
+def test_nvml_text_is_read_strictly() -> None:
+    assert parse_card_memory("81559\n81559\n") == 81559
+    assert parse_card_memory("[N/A]\n") is None
+    used = parse_process_memory("1234, 682\n1234, 100\n99, 5\nnot, a number\n[N/A]\n")
+    assert used == {1234: 782, 99: 5}
+    assert used_mib({1234, 7}, used) == 782
+
+
+def test_a_sandbox_budget_is_its_limit_over_the_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert memory_fraction(2048, 81920) == 0.025
+    assert memory_fraction(200_000, 81920) == 0.9  # never the whole card
+    monkeypatch.setattr(settings, "gpu_max_sandboxes", 3)
+    assert memory_fraction(2048, None) == 0.3  # card size unknown: split evenly
+
+
+def test_descendants_follow_the_process_tree() -> None:
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, time; subprocess.Popen(['sleep', '30']); time.sleep(30)",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(found := descendants(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert parent.pid in found and len(found) >= 2
+        assert os.getpid() not in found
+    finally:
+        for pid in descendants(parent.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        parent.wait()
+
+
+def test_without_nvidia_smi_the_watch_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("grader.running.gpu_sharing.shutil.which", lambda _name: None)
+    watch = gpu_sharing.MemoryWatch(os.getpid(), 2048, kill=lambda: None).start()
+    watch.stop()
+    assert "bounded by XLA's allocator only" in caplog.text
+    assert not watch.exceeded

@@ -1,0 +1,111 @@
+"""The warm pool heals itself: an idle child that dies is replaced at once, one for one;
+a sandbox killed from outside is graded again on a fresh child, and a second such kill
+is the grader's failure, not the learner's."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.child.verdicts import Mode, Verdict
+from grader.grade import grade
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
+from grader.running.launch import LaunchSpec
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
+from grader.running.supervise import ProcessRunner
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+SLOW_CORRECT = "import time\ndef solve(x, scale):\n    time.sleep(6)\n    return x * scale\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
+    root = tmp_path_factory.mktemp("pool")
+    scaffold("tiny", root / "problems", root / "refs")
+    return load_problem(root / "problems" / "tiny", root / "refs")
+
+
+class PidRecorder(SandboxLauncher):
+    """A sandbox launcher that writes each child's outermost pid to a folder, so the
+    test can kill exactly its own children (and no other test's)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+        self.count = 0
+
+    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        spec = super().launch(device=device, memory_mb=memory_mb, result_fd=result_fd)
+        self.count += 1
+        record = self.folder / f"child-{self.count}"
+        spec.argv = ["/bin/sh", "-c", f'echo $$ > {record}; exec "$@"', "record", *spec.argv]
+        return spec
+
+    def pid(self, number: int) -> int:
+        path = self.folder / f"child-{number}"
+        deadline = time.monotonic() + 30
+        while not path.exists() or not path.read_text().strip():
+            assert time.monotonic() < deadline, "the child never started"
+            time.sleep(0.05)
+        return int(path.read_text())
+
+
+def test_a_dead_idle_child_is_replaced_at_once(tmp_path: Path) -> None:
+    launcher = PidRecorder(tmp_path)
+    pool = WarmPool(launcher, size=2, memory_mb=2048)
+    try:
+        assert pool.wait_until_warm()
+        os.kill(launcher.pid(1), signal.SIGKILL)
+        os.kill(launcher.pid(2), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while (launcher.count, pool.stats()) != (4, (2, 2)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # Two new children, ready, before any submission came to find the dead ones.
+        assert (launcher.count, pool.stats()) == (4, (2, 2))
+    finally:
+        pool.close()
+
+
+def kill_child_later(launcher: PidRecorder, number: int) -> threading.Thread:
+    def kill() -> None:
+        pid = launcher.pid(number)
+        time.sleep(3)  # while it grades (imports done, sleeping in the sample)
+        os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_sandbox_killed_from_outside_is_graded_again(tiny: Problem, tmp_path: Path) -> None:
+    launcher = PidRecorder(tmp_path)
+    killer = kill_child_later(launcher, 1)
+    report = grade(tiny, SLOW_CORRECT, mode=Mode.RUN, runner=ProcessRunner(launcher))
+    killer.join()
+    assert report.verdict is Verdict.ACCEPTED
+    assert launcher.count == 2  # the first child died from outside; the second graded it
+
+
+def test_killed_twice_from_outside_is_the_graders_failure(tiny: Problem, tmp_path: Path) -> None:
+    launcher = PidRecorder(tmp_path)
+    first, second = kill_child_later(launcher, 1), kill_child_later(launcher, 2)
+    report = grade(tiny, SLOW_CORRECT, mode=Mode.RUN, runner=ProcessRunner(launcher))
+    first.join()
+    second.join()
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    assert "stopped from outside" in report.message and "not your code" in report.message
+
+
+def test_a_learner_killing_itself_is_a_runtime_error_not_a_retry(tiny: Problem) -> None:
+    """Only SIGKILL counts as "from outside": the learner's own crash is theirs."""
+    source = "import os, signal\ndef solve(x, scale):\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
+    report = grade(tiny, source, mode=Mode.RUN)
+    assert report.verdict is Verdict.RUNTIME_ERROR

@@ -1,0 +1,66 @@
+"""The supervisor's checks around a child: the device it really started on, and where
+the runtime's native log lines go."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from grader import expected
+from grader.child.verdicts import Mode, Verdict
+from grader.config import PROJECT_ROOT
+from grader.grade import grade
+from grader.problems.problem import load_problem
+from grader.running.launch import PlainLauncher
+from grader.running.supervise import ProcessRunner
+
+pytestmark = [pytest.mark.sandbox]
+SCAN = PROJECT_ROOT / "problems" / "scan-microbatched-grads"
+
+
+def test_a_child_on_another_backend_than_asked_fails_loudly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Asked for the GPU, JAX started on the CPU (here: there is no GPU; on a GPU host:
+    CUDA failed to initialise and JAX fell back). Its outputs would be compared with
+    the wrong device's expected values: the grading is the grader's failure, put back
+    in the queue, and a trusted run refuses to produce expected outputs."""
+    problem = load_problem(SCAN)
+    runner = ProcessRunner(PlainLauncher(trusted=False))
+    trusted = expected.load_or_compute(problem, "cpu")
+    report = grade(problem, problem.reference_source, device="gpu", runner=runner, trusted=trusted)
+    assert report.verdict is Verdict.INTERNAL_ERROR
+    assert report.retry_later
+    assert "started on 'cpu', not on the 'gpu' device asked for" in caplog.text
+    with pytest.raises(expected.ReferenceRunError, match="not on the 'gpu' device"):
+        expected.compute(problem, "gpu")
+
+
+NOISY = """
+import os, sys
+from jax import lax
+import jax.numpy as jnp
+
+def microbatched_grads(w, b, x_full, y_full, n_microbatches):
+    os.write(2, b"native-style log line\\n")  # what XLA and CUDA write on fd 2
+    print("learner wrote on stderr", file=sys.stderr)
+    n = int(n_microbatches)
+    xs, ys = x_full.reshape(n, -1), y_full.reshape(n, -1)
+    def step(acc, chunk):
+        x, y = chunk
+        g = jnp.sum(2 * (w * x - y) * x) / x_full.shape[0]
+        return acc + g, None
+    total, _ = lax.scan(step, jnp.float32(0.0), (xs, ys))
+    return total
+"""
+
+
+def test_native_log_lines_go_to_the_operator_and_python_stderr_to_the_learner(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="jaxjudge.supervise")
+    report = grade(load_problem(SCAN), NOISY, mode=Mode.RUN)
+    assert "learner wrote on stderr" in report.stdout
+    assert "native-style log line" not in report.stdout
+    assert "native-style log line" in caplog.text
