@@ -16,9 +16,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from grader.child.warmup import steps
 from grader.config import PROJECT_ROOT
-from grader.problem import load_problem
-from grader.warmup import steps
+from grader.problems.problem import load_problem
 
 
 def main() -> None:

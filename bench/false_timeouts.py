@@ -26,7 +26,7 @@ from pathlib import Path
 from bench.blocks import write_block
 from bench.submit_latency import submit_and_wait
 from grader.config import PROJECT_ROOT
-from grader.problem import problem_folders
+from grader.problems.problem import problem_folders
 from tests.app.server import Server, jaxjudge, server_env
 
 

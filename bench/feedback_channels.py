@@ -3,7 +3,7 @@
 Every number a learner's code chooses and the feedback repeats is a channel. This
 measures what is left, per submission, with the code that decides it:
 
-- **per hidden case**: the learner views of one hidden case (grader/feedback.py
+- **per hidden case**: the learner views of one hidden case (grader/judging/feedback.py
   ``learner_view``) over every verdict and kind of mismatch a child can cause,
   while every field the learner's code controls (its shape, a leaf path, an
   exception's name and message, the error's size, the time) is drawn at random:
@@ -35,16 +35,16 @@ from pathlib import Path
 
 from bench.blocks import write_block
 from grader import calibration
-from grader.compare import Failure
+from grader.child.verdicts import Verdict
 from grader.config import PROJECT_ROOT
-from grader.feedback import learner_view
 from grader.grade import grade
-from grader.pool import WarmPool
-from grader.problem import Problem, load_problem, problem_folders
-from grader.report import CaseReport, GradeReport
-from grader.sandbox import SandboxLauncher
-from grader.scaffold import scaffold
-from grader.verdicts import Verdict
+from grader.judging.compare import Failure
+from grader.judging.feedback import learner_view
+from grader.judging.report import CaseReport, GradeReport
+from grader.problems.problem import Problem, load_problem, problem_folders
+from grader.problems.scaffold import scaffold
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
 
 SECURITY = PROJECT_ROOT / "docs" / "security.md"
 # Verdicts one case can carry (the others belong to the whole submission).
@@ -106,8 +106,8 @@ def rules(problem: Problem) -> int:
 def timing_spread(runs: int) -> float:
     """Standard deviation of one fixed grading's wall time, through a warm pool."""
     with tempfile.TemporaryDirectory() as root:
-        scaffold("tiny", Path(root) / "problems", Path(root) / "refs")
-        tiny = load_problem(Path(root) / "problems" / "tiny", Path(root) / "refs")
+        scaffold("tiny", Path(root))
+        tiny = load_problem(Path(root) / "problems" / "tiny")
         pool = WarmPool(SandboxLauncher(warm_up=True), size=1, memory_mb=2048)
         try:
             pool.wait_until_warm()

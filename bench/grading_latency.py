@@ -32,11 +32,11 @@ from bench.blocks import write_block
 from grader import expected
 from grader.config import settings
 from grader.grade import grade
-from grader.launch import LaunchSpec, child_argv, clean_environment, rlimit_command
-from grader.pool import WarmPool
-from grader.problem import Problem, load_problem, problem_folders
-from grader.sandbox import SandboxLauncher
-from grader.supervise import ProcessRunner
+from grader.problems.problem import Problem, load_problem, problem_folders
+from grader.running.launch import LaunchSpec, child_argv, clean_environment, rlimit_command
+from grader.running.pool import WarmPool
+from grader.running.sandbox import SandboxLauncher
+from grader.running.supervise import ProcessRunner
 from grader.versions import runtime_versions
 
 

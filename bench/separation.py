@@ -17,7 +17,7 @@ import time
 from bench.blocks import write_block
 from grader.check import check_problem
 from grader.config import PROJECT_ROOT
-from grader.problem import load_problem, problem_folders
+from grader.problems.problem import load_problem, problem_folders
 
 AUTHORING = PROJECT_ROOT / "docs" / "authoring.md"
 

@@ -35,7 +35,7 @@ from bench.blocks import write_block
 from bench.http_load import percentile
 from bench.sustained import api
 from grader.config import PROJECT_ROOT
-from grader.problem import problem_folders
+from grader.problems.problem import problem_folders
 from grader.versions import runtime_versions
 from tests.app.server import Server, jaxjudge, server_env
 
@@ -44,7 +44,7 @@ NAIVE = """
 import sys
 from pathlib import Path
 import jax, jax.numpy as jnp, flax, optax
-from grader.problem import load_problem
+from grader.problems.problem import load_problem
 problem = load_problem(Path(sys.argv[1]))
 namespace = {}
 exec(compile(open(sys.argv[2]).read(), "submission.py", "exec"), namespace)

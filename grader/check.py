@@ -128,15 +128,13 @@ def _check_mistakes(problem: Problem, trusted: TrustedOutputs, result: CheckResu
             )
 
 
-def check_problem(
-    folder: Path, reference_dir: Path | None = None, *, device: str = "cpu"
-) -> CheckResult:
+def check_problem(folder: Path, *, device: str = "cpu") -> CheckResult:
     """Validate one problem folder; the trusted runs and gradings on ``device`` (each
     device has its own expected outputs: reduction order and TF32 differ)."""
     result = CheckResult(slug=folder.name)
     started = time.monotonic()
     try:
-        problem = load_problem(folder, reference_dir)
+        problem = load_problem(folder)
         problem.case_bank  # noqa: B018  (loads and validates cases.py, every variant)
     except ProblemError as error:
         result.errors.append(str(error))

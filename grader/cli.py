@@ -102,7 +102,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     if not folders:
-        raise UsageError(f"no problems found in {settings.problems_dir}")
+        raise UsageError(f"no problems found in {settings.content_dir / 'problems'}")
     device = _device(args.device)
     failed = 0
     for folder in folders:
@@ -173,7 +173,7 @@ def _calibrate(problems: list[Problem], device: str) -> int:
 def cmd_new(args: argparse.Namespace) -> int:
     from grader.problems.scaffold import scaffold
 
-    created = scaffold(args.slug, settings.problems_dir, settings.reference_dir)
+    created = scaffold(args.slug, settings.content_dir)
     for path in created:
         print(f"created {path}")
     print(

@@ -20,10 +20,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 class GraderSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JAXJUDGE_", extra="ignore")
 
-    problems_dir: Path = Field(PROJECT_ROOT / "problems", description="Folder of problem folders.")
-    reference_dir: Path = Field(
-        PROJECT_ROOT / "reference_solutions",
-        description="Folder of reference solutions, one `<slug>.py` each; never visible to learner code.",
+    content_dir: Path = Field(
+        PROJECT_ROOT,
+        description=(
+            "Folder holding `problems/` (one folder per problem) and `reference_solutions/`"
+            " (one `<slug>.py` each, never visible to learner code)."
+        ),
     )
     data_dir: Path = Field(PROJECT_ROOT / "var", description="Writable state: caches, databases.")
     child_python: Path = Field(

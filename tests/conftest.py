@@ -13,6 +13,7 @@ import pytest
 
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
+from grader.problems.source import ProblemSource
 from grader.running import supervise, warmup_cache
 
 
@@ -28,27 +29,27 @@ def isolated_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     settings.data_dir = original
 
 
-def lean_copy(slug: str, problems: Path, references: Path) -> Path:
-    """A writable copy of problem ``slug`` (into ``problems``) and its reference (into
-    ``references``) with only the first four of its known mistakes, check's minimum:
+def lean_copy(slug: str, root: Path) -> Path:
+    """A writable copy of problem ``slug`` and its reference under ``root`` (its
+    ``problems/`` and ``reference_solutions/``) with only the first four of its known mistakes, check's minimum:
     a valid problem whose trusted runs cost half as much. Tests that break, edit or
     serve a problem need no more; every mistake of the bank is proven rejected by
     tests/problems/test_bank.py. Returns the problem's folder."""
-    folder = problems / slug
-    shutil.copytree(PROJECT_ROOT / "problems" / slug, folder)
+    source = ProblemSource(root, slug)
+    folder = source.folder
+    shutil.copytree(ProblemSource(PROJECT_ROOT, slug).folder, folder)
     for extra in sorted((folder / "mistakes").glob("*.py"))[MIN_MISTAKES:]:
         extra.unlink()
-    references.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{slug}.py", references)
+    source.reference.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ProblemSource(PROJECT_ROOT, slug).reference, source.reference)
     return folder
 
 
 @pytest.fixture
-def problem_copy(tmp_path: Path) -> tuple[Path, Path]:
-    """A writable copy of the scan problem and its reference, for breaking on purpose."""
-    references = tmp_path / "reference_solutions"
-    folder = lean_copy("scan-microbatched-grads", tmp_path / "problems", references)
-    return folder, references
+def problem_copy(tmp_path: Path) -> Path:
+    """A writable copy of the scan problem and its reference (``ProblemSource.of(folder)``),
+    for breaking on purpose. Returns the problem's folder."""
+    return lean_copy("scan-microbatched-grads", tmp_path)
 
 
 @pytest.fixture(autouse=True)

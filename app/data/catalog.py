@@ -25,6 +25,7 @@ from grader.judging import samples
 from grader.judging.samples import SampleView
 from grader.problems import snapshot
 from grader.problems.problem import Problem, load_problem, problem_folders
+from grader.problems.source import content_hash
 
 
 class CatalogError(NotFoundError):
@@ -49,21 +50,20 @@ class SyncReport:
 def sync(
     session: Session,
     *,
-    problems_dir: Path | None = None,
-    reference_dir: Path | None = None,
+    content_dir: Path | None = None,
     publish: bool = False,
 ) -> SyncReport:
     """Record a version for every changed problem folder; publish new problems
     (setting) or, with ``publish``, every folder's current version."""
     report = SyncReport()
-    for folder in problem_folders(problems_dir):
+    for folder in problem_folders(content_dir):
         try:
-            problem = load_problem(folder, reference_dir)
+            problem = load_problem(folder)
         except ProblemError as error:
             report.invalid.append(f"{folder.name}: {error}")
             continue
         files = snapshot.take(problem)
-        digest = snapshot.content_hash(files)
+        digest = content_hash(files)
         version = session.scalar(
             select(ProblemVersion).where(
                 ProblemVersion.slug == problem.slug, ProblemVersion.content_hash == digest

@@ -40,7 +40,7 @@ def run_check(version_id: int) -> None:
             version = session.get_one(ProblemVersion, version_id)
             problem = catalog.problem_of(version)
         try:
-            result = check_problem(problem.folder, problem.reference_path.parent)
+            result = check_problem(problem.folder)
             report = {
                 "ok": result.ok,
                 "errors": result.errors,

@@ -2,7 +2,8 @@
 
 ``problems/<slug>/`` holds ``problem.toml`` (validated here), ``statement.md``,
 ``starter.py``, ``hints.md``, ``solution.md``, ``cases.py`` and ``mistakes/*.py``;
-the reference lives apart in ``reference_solutions/<slug>.py``.
+the reference lives apart in ``reference_solutions/<slug>.py`` under the same root
+(grader/problems/source.py joins the two).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from grader.cases import CaseBank, Regime, load_cases, load_regimes
 from grader.config import settings
 from grader.errors import ProblemError
 from grader.problems.quiz import Quiz, load_quiz
+from grader.problems.source import PROBLEMS, ProblemSource
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -271,7 +273,11 @@ class Problem:
     folder: Path
     config: ProblemConfig
     mistakes: tuple[Mistake, ...]
-    reference_path: Path
+    source: ProblemSource
+
+    @property
+    def reference_path(self) -> Path:
+        return self.source.reference
 
     def text(self, name: str) -> str:
         return (self.folder / name).read_text()
@@ -383,8 +389,10 @@ def load_mistakes(folder: Path) -> tuple[Mistake, ...]:
     )
 
 
-def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
-    """Load and validate a problem folder; raise ``ProblemError`` naming the file and field."""
+def load_problem(folder: Path) -> Problem:
+    """Load and validate a problem folder and its reference (``<root>/problems/<slug>`` and
+    ``<root>/reference_solutions/<slug>.py``); raise ``ProblemError`` naming the file and field."""
+    source = ProblemSource.of(folder)
     slug = folder.name
     if not SLUG.match(slug):
         raise ProblemError(folder, None, "folder names are lowercase words joined by hyphens")
@@ -395,10 +403,9 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
             raise ProblemError(path, None, "missing")
         if not path.read_text().strip():
             raise ProblemError(path, None, "is empty")
-    reference_path = (reference_dir or settings.reference_dir) / f"{slug}.py"
-    if not reference_path.is_file():
+    if not source.reference.is_file():
         raise ProblemError(
-            reference_path,
+            source.reference,
             None,
             "missing: the reference solution lives here, outside the problem folder",
         )
@@ -407,19 +414,20 @@ def load_problem(folder: Path, reference_dir: Path | None = None) -> Problem:
         folder=folder,
         config=config,
         mistakes=load_mistakes(folder),
-        reference_path=reference_path,
+        source=source,
     )
     problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
     return problem
 
 
-def problem_folders(problems_dir: Path | None = None) -> list[Path]:
-    root = problems_dir or settings.problems_dir
+def problem_folders(content_dir: Path | None = None) -> list[Path]:
+    """The problem folders under ``content_dir`` (the configured one by default)."""
+    root = (content_dir or settings.content_dir) / PROBLEMS
     return sorted(
         path for path in root.iterdir() if path.is_dir() and (path / "problem.toml").exists()
     )
 
 
 def find_problem(slug: str) -> Path | None:
-    folder = settings.problems_dir / slug
+    folder = ProblemSource(settings.content_dir, slug).folder
     return folder if SLUG.match(slug) and (folder / "problem.toml").is_file() else None

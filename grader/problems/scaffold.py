@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader.errors import UsageError
 from grader.problems.problem import SLUG
+from grader.problems.source import ProblemSource
 
 TODO = "TODO(jaxjudge new)"
 
@@ -105,11 +106,12 @@ def solve(x, scale):
 '''
 
 
-def scaffold(slug: str, problems_dir: Path, reference_dir: Path) -> list[Path]:
+def scaffold(slug: str, content_dir: Path) -> list[Path]:
+    """Both places of a new problem under ``content_dir``: its folder and its reference."""
     if not SLUG.match(slug):
         raise UsageError(f"{slug!r} is not a valid slug: use lowercase words joined by hyphens")
-    folder = problems_dir / slug
-    reference = reference_dir / f"{slug}.py"
+    source = ProblemSource(content_dir, slug)
+    folder, reference = source.folder, source.reference
     if folder.exists() or reference.exists():
         raise UsageError(
             f"{folder if folder.exists() else reference} already exists; choose another slug"

@@ -11,6 +11,7 @@ from app.core.config import settings
 from app.core.db import session_scope
 from app.data import catalog
 from grader.problems import snapshot
+from grader.problems.source import content_hash
 from tests.app.conftest import BANK_SLUG as SLUG
 
 
@@ -77,7 +78,7 @@ def test_a_version_is_graded_from_its_snapshot_even_after_the_folder_is_gone(ban
     shutil.rmtree(bank / "problems" / SLUG)
     problem = catalog.problem_of(version)
     assert problem.folder.is_relative_to(settings.versions_dir)
-    assert snapshot.content_hash(snapshot.take(problem)) == version.content_hash
+    assert content_hash(snapshot.take(problem)) == version.content_hash
     assert problem.case_bank.samples and problem.reference_source
 
 

@@ -44,11 +44,10 @@ def call(
 
 def test_a_killed_server_grades_everything_exactly_once_soon_after_restart(tmp_path: Path) -> None:
     bank = tmp_path / "bank"
-    lean_copy(SLUG, bank / "problems", bank / "refs")
+    lean_copy(SLUG, bank)
     env = {
         **server_env(tmp_path),
-        "JAXJUDGE_PROBLEMS_DIR": str(bank / "problems"),
-        "JAXJUDGE_REFERENCE_DIR": str(bank / "refs"),
+        "JAXJUDGE_CONTENT_DIR": str(bank),
         "JAXJUDGE_LEASE_SECONDS": "120",
     }
     prepared = jaxjudge(env, "prepare", SLUG)  # as a deployment does before serving

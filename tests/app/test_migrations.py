@@ -13,11 +13,13 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import Double, Float, select, text
 
-from app.core.config import PROJECT_ROOT, settings
+from app.core.config import PROJECT_ROOT, grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, catalog
 from app.errors import DomainError
-from app.models import Base, Submission, User
+from app.models import Base, ProblemVersion, Submission, User
+from grader.problems import snapshot
+from grader.problems.source import ProblemSource, content_hash
 from tests.postgres import PostgresServer
 
 
@@ -162,3 +164,39 @@ def test_processes_starting_together_on_postgresql_migrate_one_at_a_time(
         versions = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
     assert len(versions) == 1
     engine_for(url).dispose()
+
+
+def test_versions_stored_before_snapshots_took_paths_stay_the_same_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0015: a snapshot stored the old way (names inside the folder, the reference under
+    a special key, hashed over those names) is still the version of the unchanged folder:
+    no new version at the next sync, and it materialises and loads."""
+    slug = "scan-microbatched-grads"
+    source = ProblemSource(PROJECT_ROOT, slug)
+    old = {
+        name.removeprefix(f"problems/{slug}/"): data
+        for name, data in source.files().items()
+        if name.startswith("problems/")
+    } | {"@reference.py": source.reference.read_bytes()}
+    monkeypatch.setattr(settings, "database_url", f"sqlite:///{tmp_path / 'old.db'}")
+    monkeypatch.setattr(grader_settings, "data_dir", tmp_path / "var")
+    upgrade_to("0014")
+    with engine().begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO problem_versions (id, slug, number, content_hash, title, files_json, "
+                "created_at, check_status) VALUES (7, :slug, 1, :hash, 'Scan', :files, "
+                "'2026-10-01 00:00:00', 'passed')"
+            ),
+            {"slug": slug, "hash": content_hash(old), "files": snapshot.encode(old)},
+        )
+    migrate()
+    with session_scope() as session:
+        report = catalog.sync(session)
+        assert not [entry for entry in report.added if entry.startswith(f"{slug} ")]
+        version = session.get_one(ProblemVersion, 7)
+        assert version.content_hash == source.content_hash()
+        problem = catalog.problem_of(version)
+    assert problem.reference_source == source.reference.read_text()
+    assert problem.folder == settings.versions_dir / version.content_hash / "problems" / slug

@@ -29,13 +29,12 @@ def _worker(url: str, home: Path) -> subprocess.Popen[bytes]:
     """A worker as another machine runs it: its own data directory, no problems or
     reference folders (empty ones), nothing of the web server's."""
     empty = home / "empty"
-    empty.mkdir(parents=True)
+    (empty / "problems").mkdir(parents=True)
     env = {
         **os.environ,
         "JAXJUDGE_DATABASE_URL": url,
         "JAXJUDGE_DATA_DIR": str(home / "var"),
-        "JAXJUDGE_PROBLEMS_DIR": str(empty),
-        "JAXJUDGE_REFERENCE_DIR": str(empty),
+        "JAXJUDGE_CONTENT_DIR": str(empty),
         "JAXJUDGE_LEASE_SECONDS": "8",
         "JAXJUDGE_POOL_SIZE": "1",
     }

@@ -26,8 +26,8 @@ MIB = 2**20
 @pytest.fixture
 def quiet_env(tmp_path: Path) -> dict[str, str]:
     """A server with no problems: nothing prepares in the background while we measure."""
-    (tmp_path / "no-problems").mkdir()
-    return {**server_env(tmp_path), "JAXJUDGE_PROBLEMS_DIR": str(tmp_path / "no-problems")}
+    (tmp_path / "no-content" / "problems").mkdir(parents=True)
+    return {**server_env(tmp_path), "JAXJUDGE_CONTENT_DIR": str(tmp_path / "no-content")}
 
 
 @pytest.fixture

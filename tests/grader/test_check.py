@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from grader.check import check_problem, render
+from grader.problems.source import ProblemSource
 from tests.grader.problems.test_problem import edit
 
 
-def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_schema_errors_stop_before_running_anything(problem_copy: Path) -> None:
+    folder = problem_copy
     edit(folder / "problem.toml", "estimated_minutes = 15", "estimated_minutes = 0")
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert not result.ok
     assert (
         "problem.toml: estimated_minutes: Input should be greater than or equal to 1"
@@ -22,14 +23,14 @@ def test_schema_errors_stop_before_running_anything(problem_copy: tuple[Path, Pa
     assert "FAILED" in render(result)
 
 
-def test_an_invalid_quiz_is_reported_with_its_field(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_an_invalid_quiz_is_reported_with_its_field(problem_copy: Path) -> None:
+    folder = problem_copy
     (folder / "quiz.toml").write_text(
         '[[questions]]\nid = "q"\nprompt = "?"\n'
         '[[questions.choices]]\ntext = "a"\nexplanation = "e"\n'
         '[[questions.choices]]\ntext = "b"\nexplanation = "f"\n'
     )
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert not result.ok
     assert (
         "quiz.toml: questions.0: Value error, question 'q' has no correct choice"
@@ -37,36 +38,36 @@ def test_an_invalid_quiz_is_reported_with_its_field(problem_copy: tuple[Path, Pa
     )
 
 
-def test_non_deterministic_samples_are_caught(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_non_deterministic_samples_are_caught(problem_copy: Path) -> None:
+    folder = problem_copy
     edit(folder / "cases.py", "np.random.default_rng(3000 + seed)", "np.random.default_rng()")
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert any("a sample differs between seeds 0 and 1" in error for error in result.errors)
 
 
-def test_non_deterministic_hidden_cases_are_caught(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_non_deterministic_hidden_cases_are_caught(problem_copy: Path) -> None:
+    folder = problem_copy
     # Samples use seeds 0 and 1, hidden cases 102 and up: only the hidden ones go unseeded.
     edit(
         folder / "cases.py",
         "np.random.default_rng(3000 + seed)",
         "np.random.default_rng(3000 + seed if seed < 100 else None)",
     )
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert any("differs between two generations" in error for error in result.errors)
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: Path) -> None:
+    folder = problem_copy
     # A "mistake" that is really correct: no hidden case can separate it.
     (folder / "mistakes" / "not_really_wrong.py").write_text(
         '"""Not actually a mistake."""\nimport jax.numpy as jnp\n'
         "def microbatched_grads(w, b, x_full, y_full, n_microbatches):\n"
         "    return jnp.sum(2.0 * (w * x_full - y_full) * x_full)\n"
     )
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert [
         e
         for e in result.errors
@@ -79,18 +80,18 @@ def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: tuple[Pa
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_an_accepted_starter_and_a_broken_reference_are_reported(
-    problem_copy: tuple[Path, Path],
+    problem_copy: Path,
 ) -> None:
-    folder, references = problem_copy
-    reference = (references / "scan-microbatched-grads.py").read_text()
+    folder = problem_copy
+    reference = ProblemSource.of(folder).reference.read_text()
     (folder / "starter.py").write_text(reference)
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert any("starter.py: the starter is accepted" in error for error in result.errors)
 
-    (references / "scan-microbatched-grads.py").write_text(
+    ProblemSource.of(folder).reference.write_text(
         reference.replace("return total", "return total / 0 + undefined")
     )
-    result = check_problem(folder, references)
+    result = check_problem(folder)
     assert any(
         "the reference failed on case 'tiny': runtime_error" in error for error in result.errors
     )

@@ -109,18 +109,17 @@ def test_binary_and_oversized_files_are_refused(
 def test_new_scaffolds_a_folder_that_check_explains(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(settings, "problems_dir", tmp_path / "problems")
-    monkeypatch.setattr(settings, "reference_dir", tmp_path / "refs")
+    monkeypatch.setattr(settings, "content_dir", tmp_path)
     assert main(["new", "my-problem"]) == 0
     assert (tmp_path / "problems" / "my-problem" / "cases.py").is_file()
-    assert (tmp_path / "refs" / "my-problem.py").is_file()
+    assert (tmp_path / "reference_solutions" / "my-problem.py").is_file()
     assert main(["new", "my-problem"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["new", "Bad Slug"]) == 2
 
     from grader.check import check_problem
 
-    result = check_problem(tmp_path / "problems" / "my-problem", tmp_path / "refs")
+    result = check_problem(tmp_path / "problems" / "my-problem")
     assert (
         "statement.md: still holds the scaffold's TODO; replace it with real content"
         in result.errors

@@ -47,12 +47,10 @@ class FakeRunner:
 
 
 @pytest.fixture
-def problem(
-    problem_copy: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Problem:
+def problem(problem_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Problem:
     monkeypatch.setattr(settings, "data_dir", tmp_path / "data")
-    folder, references = problem_copy
-    return load_problem(folder, references)
+    folder = problem_copy
+    return load_problem(folder)
 
 
 def test_the_trusted_job_runs_the_reference_then_each_mistake_on_every_case(

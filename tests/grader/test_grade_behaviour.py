@@ -22,10 +22,10 @@ CORRECT = "def solve(x, scale):\n    return x * scale\n"
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("tiny")
-    scaffold("tiny", root / "problems", root / "refs")
+    scaffold("tiny", root)
     toml = root / "problems" / "tiny" / "problem.toml"
     toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 4"))
-    return load_problem(root / "problems" / "tiny", root / "refs")
+    return load_problem(root / "problems" / "tiny")
 
 
 def test_correct_solution_is_accepted(tiny: Problem) -> None:

@@ -106,12 +106,12 @@ def listener() -> Iterator[Listener]:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("hostile")
-    scaffold("tiny", root / "problems", root / "refs")
+    scaffold("tiny", root)
     toml = root / "problems" / "tiny" / "problem.toml"
     toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 4"))
-    reference = root / "refs" / "tiny.py"
+    reference = root / "reference_solutions" / "tiny.py"
     reference.write_text(f"# {REFERENCE_CANARY}\n" + reference.read_text())
-    return load_problem(root / "problems" / "tiny", root / "refs")
+    return load_problem(root / "problems" / "tiny")
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("ho
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("lookup")
-    scaffold("tiny", root / "problems", root / "refs")
-    return load_problem(root / "problems" / "tiny", root / "refs")
+    scaffold("tiny", root)
+    return load_problem(root / "problems" / "tiny")
 
 
 def lookup_table_for(problem: Problem, variant: int) -> str:

@@ -105,7 +105,7 @@ def solve(x, scale):
 @pytest.fixture(scope="module")
 def problem(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("view")
-    scaffold("tiny", root / "problems", root / "refs")
+    scaffold("tiny", root)
     folder = root / "problems" / "tiny"
     toml = folder / "problem.toml"
     toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 120"))
@@ -113,18 +113,18 @@ def problem(tmp_path_factory: pytest.TempPathFactory) -> Problem:
         path.unlink()
     for name, source in MISTAKES.items():
         (folder / "mistakes" / f"{name}.py").write_text(source)
-    (root / "refs" / "tiny.py").write_text(REFERENCE)
+    (root / "reference_solutions" / "tiny.py").write_text(REFERENCE)
     for name in ("statement.md", "hints.md", "solution.md", "problem.toml"):
         path = folder / name
         path.write_text(path.read_text().replace("TODO(jaxjudge new)", "Done"))
-    return load_problem(folder, root / "refs")
+    return load_problem(folder)
 
 
 @pytest.fixture(scope="module")
 def prepared(problem: Problem) -> Problem:
     """Every kind of trusted run has happened: `check` (which also grades in sandboxes)
     and the expected outputs of `prepare`."""
-    result = check_problem(problem.folder, problem.reference_path.parent)
+    result = check_problem(problem.folder)
     assert result.ok, render(result, verbose=True)
     expected.load_or_compute(problem)
     assert any(settings.trusted_cache_dir.iterdir()), "trusted runs filled no compilation cache"

@@ -8,10 +8,11 @@ import pytest
 
 from grader.errors import ProblemError
 from grader.problems.problem import load_problem
+from grader.problems.source import ProblemSource
 
 
-def load(folder: Path, references: Path) -> None:
-    problem = load_problem(folder, references)
+def load(folder: Path) -> None:
+    problem = load_problem(folder)
     problem.case_bank  # noqa: B018
 
 
@@ -21,9 +22,9 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
-    problem = load_problem(folder, references)
+def test_a_valid_folder_loads(problem_copy: Path) -> None:
+    folder = problem_copy
+    problem = load_problem(folder)
     assert problem.config.entry_point == "microbatched_grads"
     assert len(problem.mistakes) == len(list((folder / "mistakes").glob("*.py")))
     assert all(m.diagnosis and "\n" not in m.diagnosis for m in problem.mistakes)
@@ -170,15 +171,15 @@ def test_a_valid_folder_loads(problem_copy: tuple[Path, Path]) -> None:
     ],
 )
 def test_broken_folders_name_file_and_field(
-    problem_copy: tuple[Path, Path], file: str, old: str, new: str, message: str | None
+    problem_copy: Path, file: str, old: str, new: str, message: str | None
 ) -> None:
-    folder, references = problem_copy
+    folder = problem_copy
     edit(folder / file, old, new)
     if message is None:
-        load(folder, references)  # a docstring starting with a blank line is still fine
+        load(folder)  # a docstring starting with a blank line is still fine
         return
     with pytest.raises(ProblemError) as caught:
-        load(folder, references)
+        load(folder)
     assert message in str(caught.value)
     assert "Traceback" not in str(caught.value)
 
@@ -186,37 +187,37 @@ def test_broken_folders_name_file_and_field(
 @pytest.mark.parametrize(
     "name", ["statement.md", "starter.py", "hints.md", "solution.md", "problem.toml"]
 )
-def test_missing_files_are_named(problem_copy: tuple[Path, Path], name: str) -> None:
-    folder, references = problem_copy
+def test_missing_files_are_named(problem_copy: Path, name: str) -> None:
+    folder = problem_copy
     (folder / name).unlink()
     with pytest.raises(ProblemError, match=rf"{name}: missing"):
-        load(folder, references)
+        load(folder)
 
 
-def test_empty_statement_is_an_error(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_empty_statement_is_an_error(problem_copy: Path) -> None:
+    folder = problem_copy
     (folder / "statement.md").write_text("  \n")
     with pytest.raises(ProblemError, match=r"statement\.md: is empty"):
-        load(folder, references)
+        load(folder)
 
 
-def test_missing_reference_is_named(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
-    (references / "scan-microbatched-grads.py").unlink()
+def test_missing_reference_is_named(problem_copy: Path) -> None:
+    folder = problem_copy
+    ProblemSource.of(folder).reference.unlink()
     with pytest.raises(
         ProblemError,
         match=r"scan-microbatched-grads\.py: missing: the reference solution lives here",
     ):
-        load(folder, references)
+        load(folder)
 
 
-def test_per_output_tolerance_overrides_the_default(problem_copy: tuple[Path, Path]) -> None:
-    folder, references = problem_copy
+def test_per_output_tolerance_overrides_the_default(problem_copy: Path) -> None:
+    folder = problem_copy
     edit(
         folder / "problem.toml",
         'with respect to w"',
         'with respect to w"\ntolerance = { rtol = 0.5, atol = 0.25 }',
     )
-    problem = load_problem(folder, references)
+    problem = load_problem(folder)
     assert problem.tolerance(0).rtol == 0.5
     assert problem.tolerance(0).atol == 0.25

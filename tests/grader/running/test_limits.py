@@ -66,10 +66,10 @@ def solve(x, scale):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("limits")
-    scaffold("tiny", root / "problems", root / "refs")
+    scaffold("tiny", root)
     toml = root / "problems" / "tiny" / "problem.toml"
     toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 20"))
-    problem = load_problem(root / "problems" / "tiny", root / "refs")
+    problem = load_problem(root / "problems" / "tiny")
     assert problem.config.limits.memory_mb == 2048
     return problem
 

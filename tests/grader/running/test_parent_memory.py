@@ -38,7 +38,7 @@ def solve(x, scale):
 @pytest.fixture(scope="module")
 def four_outputs(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("memory")
-    scaffold("four-outputs", root / "problems", root / "refs")
+    scaffold("four-outputs", root)
     folder = root / "problems" / "four-outputs"
     toml = folder / "problem.toml"
     outputs = "".join(
@@ -56,10 +56,10 @@ def four_outputs(tmp_path_factory: pytest.TempPathFactory) -> Problem:
         for i in range(2, HIDDEN_CASES + 1)
     )
     cases.write_text(cases.read_text().replace("\n\ndef regimes", hidden + "\n\ndef regimes"))
-    (root / "refs" / "four-outputs.py").write_text(
+    (root / "reference_solutions" / "four-outputs.py").write_text(
         "def solve(x, scale):\n    y = (x * scale).ravel()[:2]\n    return y, y, y, y\n"
     )
-    problem = load_problem(folder, root / "refs")
+    problem = load_problem(folder)
     assert len(problem.case_bank.for_variant(0)) == HIDDEN_CASES
     return problem
 

@@ -29,8 +29,8 @@ SLOW_CORRECT = "import time\ndef solve(x, scale):\n    time.sleep(6)\n    return
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("pool")
-    scaffold("tiny", root / "problems", root / "refs")
-    return load_problem(root / "problems" / "tiny", root / "refs")
+    scaffold("tiny", root)
+    return load_problem(root / "problems" / "tiny")
 
 
 class PidRecorder(SandboxLauncher):

@@ -129,8 +129,8 @@ SLEEP = "import time\ndef solve(x, scale):\n    time.sleep(600)\n"
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("timing")
-    scaffold("tiny", root / "problems", root / "refs")
-    return load_problem(root / "problems" / "tiny", root / "refs")
+    scaffold("tiny", root)
+    return load_problem(root / "problems" / "tiny")
 
 
 @contextlib.contextmanager
