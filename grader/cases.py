@@ -388,5 +388,5 @@ def _require_seed_parameter(path: Path, generate: Any) -> None:
             path,
             "cases",
             "cases() must take one argument, the variant's seed: def cases(seed): ..."
-            " (see README.md, 'Hidden inputs change between submissions')",
+            " (see docs/authoring.md, 'Hidden inputs change between submissions')",
         ) from None

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from grader.config import settings
-from grader.judging.job import Job, RunOutcome, Solution
+from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.requirements import unmet_requirement
 from grader.judging.trees import Output, OutputTree
 from grader.judging.trusted import Outputs, TrustedOutputs
@@ -65,11 +65,8 @@ def trusted_job(problem: Problem, device: str) -> Job:
     cases = tuple(case for _key, case in bank.keyed())
     # A learner's budget per solution, scaled by how many more cases this run has.
     scale = len(cases) / (len(bank.first_phase) + len(bank.for_variant(0)))
-    return Job(
-        entry_point=problem.config.entry_point,
-        n_outputs=len(problem.config.outputs),
-        tree_outputs=problem.tree_outputs,
-        analysed=problem.has_requirements,
+    return job_for(
+        problem,
         # The samples and probes compile even op by op: requirements are read from them.
         compile_first=len(bank.first_phase) if problem.has_requirements else 0,
         solutions=tuple(solutions),

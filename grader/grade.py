@@ -18,7 +18,7 @@ from grader.cases import case_key
 from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
 from grader.judging.diagnose import diagnose
-from grader.judging.job import Job, RunOutcome, Solution
+from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.judge import CaseJudge
 from grader.judging.report import CaseReport, GradeReport
 from grader.judging.requirements import unmet_requirement
@@ -209,11 +209,8 @@ def learner_job(
     problem: Problem, source: str, mode: Mode, variant: int, device: str, limits: TimeLimits
 ) -> Job:
     bank = problem.case_bank
-    return Job(
-        entry_point=problem.config.entry_point,
-        n_outputs=len(problem.config.outputs),
-        tree_outputs=problem.tree_outputs,
-        analysed=problem.has_requirements,
+    return job_for(
+        problem,
         solutions=(Solution("submission", source),),
         cases=bank.first_phase,
         hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
 from grader.problems.source import ProblemSource
-from grader.running import supervise, warmup_cache
+from grader.running import gpu_sharing, supervise, warmup_cache
+from grader.running.devices import gpu_available
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -52,25 +54,85 @@ def problem_copy(tmp_path: Path) -> Path:
     return lean_copy("scan-microbatched-grads", tmp_path)
 
 
+NO_GPU = "no GPU on this machine (/dev/nvidia0 is absent); GPU tests run on a machine that has one"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # A test not marked slow that takes this long fails: three times the marker's line
+    # ("ten seconds or more on two cores"), so a busy machine cannot push an ordinary
+    # test over it, while a test that belongs in the slow set cannot hide among the fast.
+    parser.addini("unmarked_seconds_max", "longest an unmarked test may take", default="30")
+
+
+def _refusal(marker: str) -> Callable[..., None]:
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError(f"this test needs @pytest.mark.{marker}")
+
+    return refused
+
+
 @pytest.fixture(autouse=True)
 def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test that starts a grading child (JAX, bubblewrap) must be marked ``sandbox``,
-    one that starts ``jaxjudge serve`` must be marked ``server``: otherwise it fails
-    here, so ``-m "not sandbox and not server and not browser"`` is fast for real."""
-
-    def refuse(marker: str) -> object:
-        def refused(*_args: object, **_kwargs: object) -> None:
-            raise AssertionError(f"this test needs @pytest.mark.{marker}")
-
-        return refused
-
-    if request.node.get_closest_marker("sandbox") is None:
-        monkeypatch.setattr(supervise.StartedChild, "__init__", refuse("sandbox"))
-        monkeypatch.setattr(warmup_cache, "_fill", refuse("sandbox"))
-    if request.node.get_closest_marker("server") is None:
+    """Each marker says what a test does, and a test that does it unmarked fails here:
+    ``sandbox`` starts a grading child (JAX, bubblewrap), ``server`` starts `jaxjudge
+    serve`, ``browser`` launches Chromium, ``gpu`` starts a child on the GPU or asks the
+    card anything (nvidia-smi) (``slow``: see ``pytest_runtest_makereport``). So ``-m "not sandbox and
+    not server and not browser"`` is fast for real, and ``-m "not gpu"`` never touches a
+    GPU."""
+    marked = {m.name for m in request.node.iter_markers()}
+    if "sandbox" not in marked:
+        monkeypatch.setattr(supervise.StartedChild, "__init__", _refusal("sandbox"))
+        monkeypatch.setattr(warmup_cache, "_fill", _refusal("sandbox"))
+    if "server" not in marked:
         from tests.app import server
 
-        monkeypatch.setattr(server.Server, "__init__", refuse("server"))
+        monkeypatch.setattr(server.Server, "__init__", _refusal("server"))
+    if "browser" not in marked:
+        from playwright.sync_api import BrowserType
+
+        monkeypatch.setattr(BrowserType, "launch", _refusal("browser"))
+    if "gpu" not in marked:
+        monkeypatch.setattr(gpu_sharing, "_nvidia_smi", _refusal("gpu"))  # every card query
+        start = supervise.StartedChild.__init__
+
+        def cpu_only(child: supervise.StartedChild, *args: Any, **kwargs: Any) -> None:
+            if kwargs.get("device") == "gpu":
+                _refusal("gpu")()
+            start(child, *args, **kwargs)
+
+        monkeypatch.setattr(supervise.StartedChild, "__init__", cpu_only)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None and not gpu_available():
+        pytest.skip(NO_GPU)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A passing test not marked ``slow`` that took longer than ``unmarked_seconds_max``
+    (its set-up and body together) is reported failed, saying so."""
+    report: pytest.TestReport = yield
+    line = float(item.config.getini("unmarked_seconds_max"))
+    took = item.stash.setdefault(SECONDS, 0.0) + report.duration
+    item.stash[SECONDS] = took
+    if (
+        report.when == "call"
+        and report.passed
+        and took > line
+        and item.get_closest_marker("slow") is None
+    ):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"took {took:.1f} s (set-up and body), over the {line:g} s an unmarked test "
+            "may: mark it @pytest.mark.slow"
+        )
+    return report
+
+
+SECONDS = pytest.StashKey[float]()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -8,6 +8,7 @@ from grader.cases import Case
 from grader.child.verdicts import Verdict
 from grader.judging.report import CaseReport
 from grader.judging.trees import Output
+from grader.problems.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,39 @@ class Job:
     @property
     def all_cases(self) -> tuple[Case, ...]:
         return self.cases + self.hidden_cases
+
+
+def job_for(
+    problem: Problem,
+    *,
+    solutions: tuple[Solution, ...],
+    cases: tuple[Case, ...],
+    wall_seconds: float,
+    memory_mb: int,
+    device: str,
+    compiled: bool,
+    hidden_cases: tuple[Case, ...] = (),
+    cpu_seconds: float | None = None,
+    compile_first: int = 0,
+) -> Job:
+    """The one construction of a ``Job``: what every job takes from its problem (entry
+    point, outputs, which are trees, whether programs are analysed) and what its caller
+    decides (a learner's submit in grader/grade.py, a trusted run in grader/expected.py)."""
+    return Job(
+        entry_point=problem.config.entry_point,
+        n_outputs=len(problem.config.outputs),
+        tree_outputs=problem.tree_outputs,
+        analysed=problem.has_requirements,
+        solutions=solutions,
+        cases=cases,
+        hidden_cases=hidden_cases,
+        wall_seconds=wall_seconds,
+        cpu_seconds=cpu_seconds,
+        memory_mb=memory_mb,
+        device=device,
+        compiled=compiled,
+        compile_first=compile_first,
+    )
 
 
 @dataclass(frozen=True)

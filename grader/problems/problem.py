@@ -352,7 +352,7 @@ def _read_config(path: Path) -> ProblemConfig:
         field = ".".join(str(part) for part in first["loc"]) or "(top level)"
         message = first["msg"]
         if first["type"] == "extra_forbidden":
-            message = "unknown field (see the field list in README.md)"
+            message = "unknown field (see the field list in docs/authoring.md, 'problem.toml')"
         return_count = error.error_count()
         more = f" (and {return_count - 1} more problem(s))" if return_count > 1 else ""
         raise ProblemError(path, field, message + more) from None

@@ -11,7 +11,7 @@ from grader.problems.source import ProblemSource
 TODO = "TODO(jaxjudge new)"
 
 FILES: dict[str, str] = {
-    "problem.toml": f"""# {TODO}: describe the problem. Every field is documented in README.md.
+    "problem.toml": f"""# {TODO}: describe the problem. Every field is documented in docs/authoring.md.
 title = "{{title}}"
 track = "my-track"
 position = 1

@@ -20,7 +20,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from grader.config import settings
+from grader.child import warmup
+from grader.config import PROJECT_ROOT, settings
 from grader.running.launch import clean_environment, compilation_cache_env
 from grader.versions import runtime_versions
 
@@ -32,6 +33,9 @@ READ_ONLY = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "1e9",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": str(1 << 62),
 }
+
+# The warm-up the cache holds the programs of (it runs in pooled children too).
+WARMUP_SOURCE = Path(warmup.__file__)
 
 
 def cache_dir(device: str) -> Path:
@@ -46,7 +50,7 @@ def fingerprint(device: str) -> str:
     digest.update(
         json.dumps(clean_environment(device, "/", settings.pool_memory_mb), sort_keys=True).encode()
     )
-    digest.update((Path(__file__).with_name("warmup.py")).read_bytes())
+    digest.update(WARMUP_SOURCE.read_bytes())
     return digest.hexdigest()
 
 
@@ -93,7 +97,7 @@ def _fill(directory: Path, device: str) -> None:
                 "from grader.child.warmup import warm_up; warm_up()",
             ],
             env=env,
-            cwd=str(Path(__file__).resolve().parent.parent),
+            cwd=str(PROJECT_ROOT),
             check=True,
             timeout=FILL_SECONDS,
             capture_output=True,

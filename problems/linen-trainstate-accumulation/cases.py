@@ -25,7 +25,7 @@ def _case(name, *, seed, m, d, lr, draw=None, sample=False):
 
 def cases(seed):
     # Samples are fixed; every hidden case draws fresh data for each seed
-    # (one seed per variant, see README.md "Hidden inputs").
+    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     # Within a hidden shape group the model seed is shared and only the data
     # draw differs, so one compilation serves the group.

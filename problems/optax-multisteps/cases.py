@@ -27,7 +27,7 @@ def _case(name, *, seed, n, side, k, lr, draw=None, sample=False):
 
 def cases(seed):
     # Samples are fixed; every hidden case draws fresh data for each seed
-    # (one seed per variant, see README.md "Hidden inputs").
+    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     # One image size throughout: the parameter shapes, and so the optimizer's
     # compiled operations, are shared by every case.

@@ -26,11 +26,11 @@ def _case(name, *, n, chunks, w, b, seed, sample=False):
 
 def cases(seed):
     # Samples are fixed; every hidden case draws fresh data for each seed
-    # (one seed per variant, see README.md "Hidden inputs").
+    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     yield _case("tiny", n=8, chunks=2, w=1.5, b=0.0, seed=0, sample=True)
     yield _case("four-chunks", n=12, chunks=4, w=-0.5, b=0.0, seed=1, sample=True)
-    # Integral-valued floats are compiled as constants (grader/child.py), so the
+    # Integral-valued floats are compiled as constants (grader/child/run.py), so the
     # hidden w and b are not whole numbers: a pair of cases then shares one compile.
     yield _case("many-chunks", n=96, chunks=8, w=2.25, b=0.75, seed=2 + fresh)
     yield _case("many-chunks-negative-w", n=96, chunks=8, w=-1.25, b=-1.75, seed=3 + fresh)

@@ -20,7 +20,7 @@ def _case(name, *, draw, b, c, spread, within=0.0, sample=False):
 
 def cases(seed):
     # Samples are fixed; every hidden case draws fresh logits for each seed
-    # (one seed per variant, see README.md "Hidden inputs").
+    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     yield _case("moderate", draw=0, b=3, c=4, spread=2.0, sample=True)
     yield _case("large-offsets", draw=1, b=4, c=5, spread=900.0, sample=True)

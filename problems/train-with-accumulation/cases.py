@@ -31,7 +31,7 @@ def _case(name, *, seed, n, d, classes, micro, steps, lr, clip, draw=None, sampl
 
 def cases(seed):
     # Samples are fixed; every hidden case draws fresh data for each seed
-    # (one seed per variant, see README.md "Hidden inputs").
+    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     yield _case(
         "ten-examples",

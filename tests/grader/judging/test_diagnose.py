@@ -52,18 +52,22 @@ def graded(problem: Problem, trusted: TrustedOutputs, *outputs: float | str) -> 
     )
 
 
+def diagnosis_of(problem: Problem, name: str) -> str:
+    return next(m.diagnosis for m in problem.mistakes if m.name == name)
+
+
 def test_a_wrong_answer_matching_a_mistake_on_every_failing_case_gets_its_diagnosis(
     problem: Problem,
 ) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
     found = diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5))
-    assert found == next(m.diagnosis for m in problem.mistakes if m.name == "missing_factor_two")
+    assert found == diagnosis_of(problem, "missing_factor_two")
 
 
 def test_within_the_problems_tolerance_still_matches(problem: Problem) -> None:
     trusted = trusted_with({"missing_factor_two": [0.5, 0.5, 0.5]})
     solution = graded(problem, trusted, 0.5004, 0.5, 0.4996)  # atol 1e-3
-    assert diagnose(problem, solution) is not None
+    assert diagnose(problem, solution) == diagnosis_of(problem, "missing_factor_two")
 
 
 def test_one_failing_case_that_differs_from_the_mistake_means_no_diagnosis(
@@ -76,13 +80,14 @@ def test_one_failing_case_that_differs_from_the_mistake_means_no_diagnosis(
 def test_passing_cases_are_ignored(problem: Problem) -> None:
     # The mistake agrees with the reference on "tiny"; the learner passed it.
     trusted = trusted_with({"missing_factor_two": [0.9, 0.5, 0.5]})
-    assert diagnose(problem, graded(problem, trusted, 1.0, 0.5, 0.5)) is not None
+    found = diagnose(problem, graded(problem, trusted, 1.0, 0.5, 0.5))
+    assert found == diagnosis_of(problem, "missing_factor_two")
 
 
 def test_mistakes_are_tried_in_name_order_and_the_first_match_wins(problem: Problem) -> None:
     trusted = trusted_with({"mean_loss": [0.5, 0.5, 0.5], "missing_factor_two": [0.5, 0.5, 0.5]})
-    first = next(m for m in problem.mistakes if m.name == "mean_loss")
-    assert diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5)) == first.diagnosis
+    found = diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5))
+    assert found == diagnosis_of(problem, "mean_loss") != diagnosis_of(problem, "missing_factor_two")
 
 
 def test_no_wrong_answer_or_a_case_without_outputs_means_no_diagnosis(problem: Problem) -> None:
