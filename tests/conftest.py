@@ -15,8 +15,7 @@ import pytest
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
 from grader.problems.source import ProblemSource
-from grader.running import gpu_sharing, supervise, warmup_cache
-from grader.running.devices import gpu_available
+from grader.running import devices, gpu_sharing, supervise, warmup_cache
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -92,19 +91,27 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
 
         monkeypatch.setattr(BrowserType, "launch", _refusal("browser"))
     if "gpu" not in marked:
-        monkeypatch.setattr(gpu_sharing, "_nvidia_smi", _refusal("gpu"))  # every card query
+        # Where there is no GPU nothing can touch one; where there is, these would.
+        ask_card = gpu_sharing._nvidia_smi
+
+        def no_card_query(*args: Any, **kwargs: Any) -> str | None:
+            if devices.gpu_available():
+                _refusal("gpu")()
+            return ask_card(*args, **kwargs)
+
         start = supervise.StartedChild.__init__
 
         def cpu_only(child: supervise.StartedChild, *args: Any, **kwargs: Any) -> None:
-            if kwargs.get("device") == "gpu":
+            if kwargs.get("device") == "gpu" and devices.gpu_available():
                 _refusal("gpu")()
             start(child, *args, **kwargs)
 
+        monkeypatch.setattr(gpu_sharing, "_nvidia_smi", no_card_query)
         monkeypatch.setattr(supervise.StartedChild, "__init__", cpu_only)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("gpu") is not None and not gpu_available():
+    if item.get_closest_marker("gpu") is not None and not devices.gpu_available():
         pytest.skip(NO_GPU)
 
 

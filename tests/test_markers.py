@@ -6,23 +6,26 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import BrowserType
 
-from grader.running import gpu_sharing, supervise
+from grader.running import devices, gpu_sharing, supervise
 from grader.running.launch import PlainLauncher
 
 pytest_plugins = ["pytester"]
 
 
-def test_unmarked_tests_cannot_start_a_child_a_browser_or_ask_a_gpu() -> None:
+def test_unmarked_tests_cannot_start_a_child_or_a_browser() -> None:
     with pytest.raises(AssertionError, match=r"mark\.sandbox"):
         supervise.StartedChild(PlainLauncher(trusted=True), device="cpu", memory_mb=256)
     with pytest.raises(AssertionError, match=r"mark\.browser"):
         BrowserType.launch(None)  # type: ignore[arg-type]
-    with pytest.raises(AssertionError, match=r"mark\.gpu"):
-        gpu_sharing._nvidia_smi("--query-gpu=memory.total")
 
 
 @pytest.mark.sandbox
-def test_a_sandbox_test_still_cannot_start_a_child_on_the_gpu() -> None:
+def test_where_there_is_a_gpu_an_unmarked_test_cannot_ask_it_or_start_a_child_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(devices, "gpu_available", lambda: True)
+    with pytest.raises(AssertionError, match=r"mark\.gpu"):
+        gpu_sharing._nvidia_smi("--query-gpu=memory.total")
     with pytest.raises(AssertionError, match=r"mark\.gpu"):
         supervise.StartedChild(PlainLauncher(trusted=True), device="gpu", memory_mb=256)
 

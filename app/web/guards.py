@@ -3,7 +3,7 @@
     def course_page(access: CourseMember) -> Response: ...
 
 `PageUser` is the signed-in user or None; `SignedInUser` sends everyone else to
-sign in (app/main.py turns `SignInRequiredError` into a redirect that comes back);
+sign in (app/error_handlers.py turns `SignInRequiredError` into a redirect that comes back);
 `Staff`, `Publisher` and `Admin` require an account role; `CourseMember` and
 `CourseStaff` (instructors and teaching assistants) and `CourseInstructor` resolve the path's ``course_id`` for a member (other courses do
 not exist for you: 404); `CsrfChecked` requires the form's ``csrf_token``.
@@ -39,7 +39,8 @@ class SignInRequiredError(Exception):
 
 def _optional_user(request: Request, session: SessionDep) -> User | None:
     user = session_user(request, session)
-    if user is not None:  # for an error page's header (app/main.py), after the session ends
+    # For an error page's header (app/error_handlers.py), after the session ends.
+    if user is not None:
         request.state.viewer = Viewer(name=user.name, role=Role(user.role))
     return user
 

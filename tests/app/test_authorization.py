@@ -443,6 +443,7 @@ def test_every_route_has_a_decision(world: World) -> None:
     assert set(DECISIONS) - found == set(), "decisions for routes that no longer exist"
 
 
+@pytest.mark.slow  # about 20 s on 2 cores: every route for every role
 def test_every_caller_gets_the_decided_outcome_on_every_route(world: World) -> None:
     app = create_app(workers=0, prepare=False)
     wrong = []

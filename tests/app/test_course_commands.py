@@ -23,6 +23,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # about 11 s on 2 cores: each command is a fresh process
 def test_an_instructor_lists_courses_and_exports_grades_from_a_script(tmp_path: Path) -> None:
     env = server_env(tmp_path)
     jaxjudge(env, "users", "create", "teacher", "--role", "instructor", "--password-stdin",

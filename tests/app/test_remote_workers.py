@@ -101,7 +101,10 @@ def test_two_workers_one_killed_mid_grading_every_submission_graded_exactly_once
             beat = session.query(WorkerHeartbeat).filter_by(pid=survivor.pid).one()
             assert (beat.device, beat.pool_size, beat.threads) == ("cpu", 1, 1)
             assert beat.host and beat.version
-        assert not any((tmp_path / "b" / "empty").iterdir())  # nothing from a problems folder
+        # Nothing came from a content folder: its problems/ is as empty as it started.
+        content = tmp_path / "b" / "empty"
+        assert [path.name for path in content.iterdir()] == ["problems"]
+        assert not any((content / "problems").iterdir())
     finally:
         for process in (doomed, survivor):
             if process.poll() is None:

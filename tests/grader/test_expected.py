@@ -15,6 +15,7 @@ from grader.child.verdicts import Verdict
 from grader.config import settings
 from grader.judging.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.problems.problem import Problem, load_problem
+from grader.running import gpu_sharing
 from grader.running.frames import CaseJudge
 
 
@@ -105,7 +106,10 @@ def test_the_disk_cache_returns_the_same_arrays_without_running_again(problem: P
     assert again.mistakes.keys() == first.mistakes.keys()
 
 
-def test_the_cache_key_follows_the_device_the_folder_and_the_reference(problem: Problem) -> None:
+def test_the_cache_key_follows_the_device_the_folder_and_the_reference(
+    problem: Problem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gpu_sharing, "card_memory_mib", lambda: 81559)  # no card is asked
     before = expected.cache_key(problem, "cpu")
     assert expected.cache_key(problem, "cpu") == before
     assert expected.cache_key(problem, "gpu") != before

@@ -86,7 +86,7 @@ def create_submission(
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)
-    request.state.submission_id = submission.id  # in the request's log line (app/main.py)
+    request.state.submission_id = submission.id  # in the request's log line (app/http_stack.py)
     announce_new_work()
     return SubmissionCreated(id=submission.id)
 

@@ -87,7 +87,9 @@ def test_passing_cases_are_ignored(problem: Problem) -> None:
 def test_mistakes_are_tried_in_name_order_and_the_first_match_wins(problem: Problem) -> None:
     trusted = trusted_with({"mean_loss": [0.5, 0.5, 0.5], "missing_factor_two": [0.5, 0.5, 0.5]})
     found = diagnose(problem, graded(problem, trusted, 0.5, 0.5, 0.5))
-    assert found == diagnosis_of(problem, "mean_loss") != diagnosis_of(problem, "missing_factor_two")
+    assert (
+        found == diagnosis_of(problem, "mean_loss") != diagnosis_of(problem, "missing_factor_two")
+    )
 
 
 def test_no_wrong_answer_or_a_case_without_outputs_means_no_diagnosis(problem: Problem) -> None:

@@ -12,6 +12,7 @@ from grader.child.verdicts import Mode, Verdict
 from grader.config import PROJECT_ROOT
 from grader.grade import grade
 from grader.problems.problem import load_problem
+from grader.running.devices import gpu_available
 from grader.running.launch import PlainLauncher
 from grader.running.supervise import ProcessRunner
 
@@ -19,6 +20,9 @@ pytestmark = [pytest.mark.sandbox]
 SCAN = PROJECT_ROOT / "problems" / "scan-microbatched-grads"
 
 
+@pytest.mark.skipif(
+    gpu_available(), reason="a GPU is here: the child would start on it (the fallback needs none)"
+)
 def test_a_child_on_another_backend_than_asked_fails_loudly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
