@@ -74,7 +74,7 @@ editor:
 screenshots: venv
 	JAXJUDGE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -p no:xdist tests/e2e
 
-# Measured numbers into docs/performance.md (about 20 minutes on 2 cores).
+# Measured numbers into docs/performance.md (about 27 minutes on 2 cores: 8 for submit latency, 14 for grading latency over every problem, 2 for API load, 3 sustained).
 bench: venv
 	$(BIN)/python -m bench.submit_latency --write
 	$(BIN)/python -m bench.grading_latency --write

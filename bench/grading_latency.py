@@ -228,7 +228,7 @@ def write_report(
         *(f"| `{slug}` | {cases} | {seconds:.1f} s |" for slug, cases, seconds in prepare),
         f"| all (one after another) | {sum(c for _, c, _ in prepare)} | {sum(t for _, _, t in prepare):.1f} s |",
         "",
-        "Reproduce: `make bench` (about 20 minutes on 2 cores, with the server benchmarks below).",
+        "Reproduce: `make bench` (about 27 minutes on 2 cores, with the server benchmarks below).",
     ]
     write_block("grading_latency", lines)
 
