@@ -8,7 +8,6 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 
-from app import metrics as prometheus
 from app.core.config import settings
 from app.core.db import session_scope
 from app.errors import first_line
@@ -33,6 +32,8 @@ def readyz() -> JSONResponse:
 @router.get("/metrics", include_in_schema=False)
 def metrics(request: Request) -> Response:
     """Prometheus' view of the queue, the verdicts and every worker (app/metrics.py)."""
+    from app import metrics as prometheus  # at the first scrape, not at every start
+
     if not prometheus.allowed(
         token=settings.metrics_token,
         authorization=request.headers.get("authorization"),

@@ -99,10 +99,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from grader.check import check_problem, render
     from grader.problems.problem import problem_folders
+    from grader.problems.source import PROBLEMS
 
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     if not folders:
-        raise UsageError(f"no problems found in {settings.content_dir / 'problems'}")
+        raise UsageError(f"no problems found in {settings.content_dir / PROBLEMS}")
     device = _device(args.device)
     failed = 0
     for folder in folders:

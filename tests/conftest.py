@@ -30,19 +30,23 @@ def isolated_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     settings.data_dir = original
 
 
+def copy_problem(slug: str, root: Path) -> ProblemSource:
+    """A writable copy of the bank's problem ``slug``, folder and reference, under ``root``."""
+    bank, copy = ProblemSource(PROJECT_ROOT, slug), ProblemSource(root, slug)
+    shutil.copytree(bank.folder, copy.folder)
+    copy.reference.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(bank.reference, copy.reference)
+    return copy
+
+
 def lean_copy(slug: str, root: Path) -> Path:
-    """A writable copy of problem ``slug`` and its reference under ``root`` (its
-    ``problems/`` and ``reference_solutions/``) with only the first four of its known mistakes, check's minimum:
+    """``copy_problem`` with only the first four of its known mistakes, check's minimum:
     a valid problem whose trusted runs cost half as much. Tests that break, edit or
     serve a problem need no more; every mistake of the bank is proven rejected by
     tests/problems/test_bank.py. Returns the problem's folder."""
-    source = ProblemSource(root, slug)
-    folder = source.folder
-    shutil.copytree(ProblemSource(PROJECT_ROOT, slug).folder, folder)
+    folder = copy_problem(slug, root).folder
     for extra in sorted((folder / "mistakes").glob("*.py"))[MIN_MISTAKES:]:
         extra.unlink()
-    source.reference.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ProblemSource(PROJECT_ROOT, slug).reference, source.reference)
     return folder
 
 

@@ -10,12 +10,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core import throttle
-from app.core.config import PROJECT_ROOT, grader_settings, settings
+from app.core.config import grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
 from app.main import create_app
 from grader.judging.samples import SampleView
 from grader.problems.problem import Problem, load_problem, problem_folders
+from tests.conftest import copy_problem
 from tests.postgres import PostgresServer
 
 BANK_SLUG = "scan-microbatched-grads"
@@ -108,10 +109,7 @@ def database(request: pytest.FixtureRequest) -> str:
 def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Problems and references in a private folder (one problem, the fast one), synced once:
     tests edit it freely. Returns the folder holding problems/ and reference_solutions/."""
-    problems, references = tmp_path / "problems", tmp_path / "reference_solutions"
-    shutil.copytree(PROJECT_ROOT / "problems" / BANK_SLUG, problems / BANK_SLUG)
-    references.mkdir()
-    shutil.copy(PROJECT_ROOT / "reference_solutions" / f"{BANK_SLUG}.py", references)
+    copy_problem(BANK_SLUG, tmp_path)
     monkeypatch.setattr(grader_settings, "content_dir", tmp_path)
     monkeypatch.setattr(grader_settings, "data_dir", tmp_path / "var")
     with session_scope() as session:

@@ -4,25 +4,14 @@ library and the runtime it drives (numpy and the JAX stack)."""
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
 from grader.config import PROJECT_ROOT
 from grader.running.sandbox import CHILD_PACKAGE, JUDGE_DIR, bwrap_arguments
+from tests.test_layering import imported_modules
 
 RUNTIME = {"numpy", "jax", "jaxlib", "flax", "optax"}
-
-
-def top_level_imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"{path.name}: relative import"
-            found.add(node.module or "")
-    return found
 
 
 def test_the_child_package_imports_only_itself_the_standard_library_and_the_runtime() -> None:
@@ -31,7 +20,7 @@ def test_the_child_package_imports_only_itself_the_standard_library_and_the_runt
     outside = {
         f"{path.name}: {name}"
         for path in modules
-        for name in top_level_imports(path)
+        for name in imported_modules(path.read_text())
         if not name.startswith("grader.child")
         and name.split(".")[0] not in sys.stdlib_module_names | RUNTIME
     }
