@@ -37,8 +37,7 @@ from bench.http_load import percentile
 from bench.sustained import api
 from grader.config import PROJECT_ROOT
 from grader.problems.problem import problem_folders
-from grader.running.launch import HOST_DEVICES
-from grader.versions import runtime_versions
+from grader.versions import HOST_DEVICES, runtime_versions
 from tests.app.server import Server, jaxjudge, server_env
 
 THINK_SECONDS = 5.0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem
 from grader.running.launch import clean_environment
 from grader.running.supervise import ProcessRunner, Runner
-from grader.versions import EXECUTION, runtime_versions
+from grader.versions import EXECUTION, runtime_record, runtime_versions
 
 
 class ReferenceRunError(Exception):
@@ -54,12 +55,14 @@ def cache_key(problem: Problem, device: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def trusted_job(problem: Problem, device: str) -> Job:
-    """The reference and every mistake on the samples and every variant's hidden cases."""
+def trusted_job(problem: Problem, device: str, *, mistakes: bool = True) -> Job:
+    """The reference and every mistake (or the reference alone) on the samples and every
+    variant's hidden cases."""
     solutions = [Solution("reference", problem.reference_source, filename="reference.py")]
-    solutions += [
-        Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes
-    ]
+    if mistakes:
+        solutions += [
+            Solution(m.name, m.source, filename=f"mistakes/{m.name}.py") for m in problem.mistakes
+        ]
     limits = problem.config.limits
     bank = problem.case_bank
     cases = tuple(case for _key, case in bank.keyed())
@@ -116,15 +119,23 @@ def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Output
     return [o for o in case.outputs if not isinstance(o, str)]
 
 
-def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None) -> TrustedOutputs:
-    """Run the reference and the mistakes on every case of every variant (trusted: a
-    plain child with the trusted compilation cache)."""
-    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device))
+def compute(
+    problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
+) -> TrustedOutputs:
+    """Run the reference and the mistakes (or the reference alone) on every case of every
+    variant (trusted: a plain child with the trusted compilation cache)."""
+    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device, mistakes=mistakes))
     if outcome.startup_error:
         raise ReferenceRunError(outcome.startup_error)
     keys = [key for key, _case in problem.case_bank.keyed()]
-    trusted = TrustedOutputs(reference={}, seconds=outcome.wall_seconds)
-    names = ["reference", *(mistake.name for mistake in problem.mistakes)]
+    trusted = TrustedOutputs(
+        reference={},
+        seconds=outcome.wall_seconds,
+        runtime=runtime_record(device),
+        diagnoses_ready=mistakes,
+    )
+    known = problem.mistakes if mistakes else []
+    names = ["reference", *(mistake.name for mistake in known)]
     first = problem.case_bank.first_phase
     probes = [i for i, case in enumerate(first) if case.probe]
     for name, solution in zip(names, outcome.solutions, strict=True):
@@ -137,7 +148,7 @@ def compute(problem: Problem, device: str = "cpu", runner: Runner | None = None)
             reason = _describe_failure(outcome, 0, case_index)
             raise ReferenceRunError(f"the reference failed on case {key!r}: {reason}")
         trusted.reference[key] = arrays
-    for mistake_index, mistake in enumerate(problem.mistakes, start=1):
+    for mistake_index, mistake in enumerate(known, start=1):
         outputs = trusted.mistakes.setdefault(mistake.name, {})
         errors = trusted.mistake_errors.setdefault(mistake.name, {})
         for case_index, key in enumerate(keys):
@@ -186,6 +197,7 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
             arrays.update(_entries(f"mistake/{mistake}/{case}", outputs))
     for name, why in trusted.unmet.items():
         arrays[f"unmet/{name}/why"] = np.array([why], dtype=np.str_)
+    arrays["runtime/record"] = np.array([json.dumps(trusted.runtime, sort_keys=True)])
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
@@ -194,15 +206,19 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
     os.replace(temporary, path)  # atomic: concurrent writers each leave a whole file
 
 
-def _load(path: os.PathLike[str]) -> TrustedOutputs:
-    trusted = TrustedOutputs(reference={}, from_cache=True)
+def _load(path: Path) -> TrustedOutputs:
+    trusted = TrustedOutputs(
+        reference={}, from_cache=True, diagnoses_ready=not path.name.endswith(REFERENCE_ONLY)
+    )
     by_case: dict[tuple[str, ...], dict[str, np.ndarray[Any, Any]]] = {}
     with np.load(path, allow_pickle=False) as archive:
         for key in archive.files:
             *where, entry = key.split("/")
             by_case.setdefault(tuple(where), {})[entry] = archive[key]
     for where, entries in by_case.items():
-        if where[0] == "unmet":
+        if where[0] == "runtime":
+            trusted.runtime = json.loads(str(entries["record"][0]))
+        elif where[0] == "unmet":
             trusted.unmet[where[1]] = str(entries["why"][0])
         elif where[0] == "reference":
             trusted.reference[where[1]] = _outputs(entries)
@@ -211,41 +227,73 @@ def _load(path: os.PathLike[str]) -> TrustedOutputs:
     return trusted
 
 
-def _path(problem: Problem, device: str) -> Path:
-    return settings.expected_cache_dir / f"{problem.slug}-{device}-{cache_key(problem, device)}.npz"
+# The reference's outputs alone: enough to grade, not to diagnose (see ``for_grading``).
+REFERENCE_ONLY = ".reference.npz"
+
+
+def _path(problem: Problem, device: str, *, mistakes: bool = True) -> Path:
+    name = f"{problem.slug}-{device}-{cache_key(problem, device)}"
+    return settings.expected_cache_dir / (name + (".npz" if mistakes else REFERENCE_ONLY))
 
 
 def load_or_compute(
-    problem: Problem, device: str = "cpu", runner: Runner | None = None
+    problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
 ) -> TrustedOutputs:
     """The cached outputs, or a trusted run now. Concurrent callers for the same
     outputs (the start-up preparation and a worker; two processes) wait for one
-    run instead of repeating it: a file lock beside the cache file."""
-    path = _path(problem, device)
-    if path.is_file():
-        return _load(path)
+    run instead of repeating it: a file lock beside the cache file.
+
+    ``mistakes=False``: the reference's outputs are enough (the whole set when it is
+    there already), a fraction of the run."""
+    whole = _path(problem, device)
+    path = whole if mistakes else _path(problem, device, mistakes=False)
+    for ready in (whole, path):
+        if ready.is_file():
+            return _load(ready)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.is_file():  # another caller finished it while we waited
-            return _load(path)
-        trusted = compute(problem, device, runner)
-        store(problem, trusted, device)
+        for ready in (whole, path):
+            if ready.is_file():  # another caller finished it while we waited
+                return _load(ready)
+        trusted = compute(problem, device, runner, mistakes=mistakes)
+        _save(path, trusted)
         return trusted
 
 
+def for_grading(
+    problem: Problem, device: str = "cpu", *, reference_first: bool = False
+) -> TrustedOutputs:
+    """What a platform worker grades with: the whole set, or, while a server's
+    preparation has computed only the reference's outputs so far (references come
+    before mistakes at a first start, app/grading/preparation.py), those: the verdict
+    is the same, only a known mistake cannot be named yet. With neither on disk: the
+    reference's alone when ``reference_first`` (a preparation in this process runs the
+    mistakes later), else the whole set now."""
+    reference = _path(problem, device, mistakes=False)
+    if not _path(problem, device).is_file() and reference.is_file():
+        return _load(reference)
+    return load_or_compute(problem, device, mistakes=not reference_first)
+
+
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
-    _save(_path(problem, device), trusted)
+    _save(_path(problem, device, mistakes=trusted.diagnoses_ready), trusted)
 
 
 def prepare_all(
-    problems: list[Problem], device: str = "cpu", workers: int | None = None
+    problems: list[Problem],
+    device: str = "cpu",
+    workers: int | None = None,
+    *,
+    mistakes: bool = True,
 ) -> Iterator[tuple[Problem, TrustedOutputs | Exception]]:
-    """``load_or_compute`` for many problems, one trusted child per core at a time;
-    yields each problem with its outputs (or what went wrong) as it finishes."""
+    """``load_or_compute`` for many problems, one trusted child per core at a time, started
+    in the order given; yields each problem with its outputs (or what went wrong) as it
+    finishes."""
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as executor:
         futures = {
-            executor.submit(load_or_compute, problem, device): problem for problem in problems
+            executor.submit(load_or_compute, problem, device, mistakes=mistakes): problem
+            for problem in problems
         }
         for future in as_completed(futures):
             try:

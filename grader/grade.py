@@ -27,7 +27,7 @@ from grader.problems.problem import Problem
 from grader.running.launch import PlainLauncher
 from grader.running.supervise import ProcessRunner, Runner
 from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
-from grader.versions import runtime_versions
+from grader.versions import runtime_record
 
 log = logging.getLogger("jaxjudge.grade")
 
@@ -123,7 +123,7 @@ def build_report(
     outcome: RunOutcome,
     trusted: TrustedOutputs,
 ) -> GradeReport:
-    versions = {**runtime_versions(), "backend": outcome.backend or "unknown"}
+    versions = {**runtime_record(job.device), "backend": outcome.backend or "unknown"}
     report = GradeReport(
         problem=problem.slug,
         mode=mode,

@@ -6,12 +6,20 @@ can) and stores the samples of live and newest versions that have none; then
 it looks again every ``INTERVAL_SECONDS`` for versions synced or published
 since (by `jaxjudge sync`/`publish` on another process, or the author pages).
 A page view only reads what is stored: it never starts JAX.
+
+The server serves while this runs. The order is what learners need first: every
+problem's reference before any mistake (a problem can be graded once its
+reference's outputs exist; naming a known mistake waits for the second pass),
+and within each pass the first problems of every track before the second ones.
+``PROGRESS`` says how far it is, for the operators' page and the log.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from dataclasses import dataclass, field
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -27,11 +35,87 @@ INTERVAL_SECONDS = 30.0
 _one_at_a_time = threading.Lock()
 
 
-def _prepare(pending: dict[int, Problem]) -> int:
-    """Trusted runs of the given versions' problems; store each one's samples."""
+@dataclass
+class Progress:
+    """How far the trusted runs of the current round are (one round at a time)."""
+
+    total: int = 0
+    gradable: list[str] = field(default_factory=list)  # references ready, in order
+    diagnosable: list[str] = field(default_factory=list)  # mistakes ready too
+    failed: dict[str, str] = field(default_factory=dict)
+    started: float | None = None  # time.monotonic()
+    references_seconds: float | None = None  # from the start until every reference
+    finished_seconds: float | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.started is not None and self.finished_seconds is None
+
+
+class _ProgressBoard:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._now = Progress()
+
+    def snapshot(self) -> Progress:
+        with self._lock:
+            now = self._now
+            return Progress(
+                now.total,
+                list(now.gradable),
+                list(now.diagnosable),
+                dict(now.failed),
+                now.started,
+                now.references_seconds,
+                now.finished_seconds,
+            )
+
+    def begin(self, total: int) -> None:
+        with self._lock:
+            self._now = Progress(total=total, started=time.monotonic())
+
+    def record(self, slug: str, result: object, *, mistakes: bool) -> None:
+        with self._lock:
+            now = self._now
+            if isinstance(result, Exception):
+                now.failed[slug] = str(result) or type(result).__name__
+            else:
+                (now.diagnosable if mistakes else now.gradable).append(slug)
+            done = len(now.diagnosable if mistakes else now.gradable) + len(now.failed)
+            what = "mistakes" if mistakes else "reference"
+            log.info("trusted runs: %s of %s ready (%d of %d)", what, slug, done, now.total)
+
+    def end_pass(self, *, mistakes: bool) -> None:
+        with self._lock:
+            elapsed = time.monotonic() - (self._now.started or time.monotonic())
+            if mistakes:
+                self._now.finished_seconds = elapsed
+            else:
+                self._now.references_seconds = elapsed
+        log.info(
+            "trusted runs: every %s ready, %.0f s after the start",
+            "known mistake" if mistakes else "reference (every problem gradable)",
+            elapsed,
+        )
+
+
+PROGRESS = _ProgressBoard()
+
+
+def priority(problem: Problem) -> tuple[int, str, str]:
+    """The first problems of every track first, then the second ones, and so on."""
+    return (problem.config.position, problem.config.track, problem.slug)
+
+
+def _prepare(pending: dict[int, Problem], progress: _ProgressBoard) -> int:
+    """Trusted runs of the given versions' problems, references first; store each one's
+    samples as soon as its reference is ready."""
     by_problem = {id(problem): version_id for version_id, problem in pending.items()}
+    ordered = sorted(pending.values(), key=priority)
+    progress.begin(len(ordered))
     stored = 0
-    for problem, result in expected.prepare_all(list(pending.values())):
+    for problem, result in expected.prepare_all(ordered, mistakes=False):
+        progress.record(problem.slug, result, mistakes=False)
         outcome = result if isinstance(result, Exception) else samples.sample_views(problem, result)
         if isinstance(result, Exception):
             log.error("preparing %s failed: %s", problem.slug, result)
@@ -40,6 +124,15 @@ def _prepare(pending: dict[int, Problem]) -> int:
             if version.samples_json is None:
                 catalog.store_samples(version, outcome)
                 stored += 1
+    progress.end_pass(mistakes=False)
+    failed = set(progress.snapshot().failed)
+    for problem, result in expected.prepare_all(
+        [problem for problem in ordered if problem.slug not in failed]
+    ):
+        progress.record(problem.slug, result, mistakes=True)
+        if isinstance(result, Exception):
+            log.error("preparing the mistakes of %s failed: %s", problem.slug, result)
+    progress.end_pass(mistakes=True)
     return stored
 
 
@@ -55,7 +148,7 @@ def prepare_versions(*, include_live: bool) -> int:
             if include_live:
                 versions += [version for version, _problem in catalog.live_problems(session)]
             pending = {version.id: catalog.problem_of(version) for version in versions}
-        return _prepare(pending) if pending else 0
+        return _prepare(pending, PROGRESS) if pending else 0
     finally:
         _one_at_a_time.release()
 
@@ -65,7 +158,7 @@ def prepare_version(version_id: int) -> None:
     left its outputs in the cache: this is a file read, not another run)."""
     with session_scope() as session:
         problem = catalog.problem_of(session.get_one(ProblemVersion, version_id))
-    _prepare({version_id: problem})
+    _prepare({version_id: problem}, _ProgressBoard())
 
 
 class Preparer:

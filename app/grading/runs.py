@@ -10,9 +10,9 @@ from collections.abc import Callable
 from app.core.config import grader_settings
 from app.core.db import session_scope
 from app.data import catalog
-from app.grading import queue
+from app.grading import preparation, queue
 from app.models import ProblemVersion
-from grader import calibration
+from grader import calibration, expected
 from grader.child.verdicts import Mode, Verdict
 from grader.grade import grade, measure_reference
 from grader.judging.report import GradeReport
@@ -60,13 +60,24 @@ class PoolGrader:
         self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
     ) -> GradeReport:
         pool = self._pool(device)
+        # The reference's outputs alone while a first start has not run the mistakes yet.
+        trusted = expected.for_grading(
+            problem, device, reference_first=preparation.PROGRESS.snapshot().running
+        )
         # This machine's limits for the problem: measured once, by grading its reference
         # through the same pool, before the first submission that needs them.
         limits = calibration.ensure(
-            problem, device, lambda p, d: measure_reference(p, d, runner=pool)
+            problem, device, lambda p, d: measure_reference(p, d, runner=pool, trusted=trusted)
         )
         return grade(
-            problem, code, mode=mode, device=device, runner=pool, variant=hidden_draw, limits=limits
+            problem,
+            code,
+            mode=mode,
+            device=device,
+            runner=pool,
+            trusted=trusted,
+            variant=hidden_draw,
+            limits=limits,
         )
 
     def close(self) -> None:

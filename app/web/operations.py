@@ -1,4 +1,5 @@
-"""The operators' page: grading processes and the queue, stuck submissions first."""
+"""The operators' page: grading processes, the trusted runs of a first start, and the
+queue, stuck submissions first."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.dependencies import SessionDep
+from app.grading import preparation
 from app.reports import operations
 from app.web.guards import Admin
 from app.web.render import page
@@ -26,4 +28,5 @@ def workers_and_queue(request: Request, session: SessionDep, admin: Admin) -> Re
         depth=operations.depth_by_status(session),
         entries=sorted(entries, key=lambda entry: (entry.why_stuck is None, entry.submission.id)),
         stuck=sum(entry.why_stuck is not None for entry in entries),
+        preparation=preparation.PROGRESS.snapshot(),
     )

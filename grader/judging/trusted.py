@@ -26,3 +26,8 @@ class TrustedOutputs:
     unmet: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     from_cache: bool = False
+    # False for the reference's outputs alone (grader/expected.py ``for_grading``): no
+    # mistake can be recognised yet.
+    diagnoses_ready: bool = True
+    # The runtime that computed them (grader/versions.py ``runtime_record``).
+    runtime: dict[str, str] = field(default_factory=dict)

@@ -19,15 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from grader.config import settings
+from grader.config import PROJECT_ROOT, settings
 from grader.running.gpu_sharing import GpuSlot, gpu_environment
-
-# Simulated CPU devices per child: enough for data-parallel problems (shard_map over a
-# mesh) to run on any CPU worker; ordinary code uses the first and sees no difference.
-HOST_DEVICES = 4
-CPU_XLA_FLAGS = (
-    f"--xla_backend_optimization_level=0 --xla_force_host_platform_device_count={HOST_DEVICES}"
-)
+from grader.versions import CPU_XLA_FLAGS
 
 
 def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
@@ -45,10 +39,7 @@ def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
     }
     if device == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
-        # Compile fast, run a little slower: the programs of a grading are small and
-        # run once or twice, so LLVM's optimisations cost more than they save (a jitted
-        # case's compile halves; docs/performance.md). And HOST_DEVICES devices.
-        env["XLA_FLAGS"] = CPU_XLA_FLAGS
+        env["XLA_FLAGS"] = CPU_XLA_FLAGS  # grader/versions.py says why
     else:
         env |= gpu_environment(memory_mb)
     return env
@@ -110,8 +101,17 @@ def compilation_cache_env(directory: str) -> dict[str, str]:
     }
 
 
+# The project's own folder on the path, not an installation of it: the children's
+# interpreter may be a candidate runtime's virtualenv that holds only the libraries
+# (`jaxjudge runtime diff`, docs/operations.md).
+def on_project_path(statement: str) -> str:
+    """``statement`` as a ``python -c`` program that imports from this checkout."""
+    return f"import sys; sys.path.insert(0, {str(PROJECT_ROOT)!r}); {statement}"
+
+
 def child_argv(result_fd: int) -> list[str]:
-    return [str(settings.child_python), "-I", "-u", "-m", "grader.child", str(result_fd)]
+    bootstrap = on_project_path("from grader.child.run import main; main()")
+    return [str(settings.child_python), "-I", "-u", "-c", bootstrap, str(result_fd)]
 
 
 class PlainLauncher:

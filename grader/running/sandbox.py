@@ -35,6 +35,7 @@ from grader.running.gpu_sharing import GpuSlot
 from grader.running.launch import LaunchSpec, clean_environment, rlimit_command
 from grader.running.limits import sandbox_limits
 from grader.running.warmup_cache import sandbox_env as warmup_cache_env
+from grader.versions import interpreter_prefixes
 
 SANDBOX_HOME = "/tmp"
 JUDGE_DIR = "/judge"
@@ -78,6 +79,9 @@ def _python_binds() -> list[str]:
     prefixes = {Path(sys.base_prefix).resolve(), Path(sys.prefix)}
     python = Path(settings.child_python)
     prefixes.add(python.parent.parent)
+    # A children's interpreter of its own (a candidate runtime) may come from another
+    # installation than this process's.
+    prefixes.update(interpreter_prefixes(python))
     args: list[str] = []
     for prefix in sorted(prefixes):
         if not str(prefix).startswith("/usr/"):

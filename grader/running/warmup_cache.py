@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grader.child import warmup
 from grader.config import PROJECT_ROOT, settings
-from grader.running.launch import clean_environment, compilation_cache_env
+from grader.running.launch import clean_environment, compilation_cache_env, on_project_path
 from grader.versions import runtime_versions
 
 log = logging.getLogger("jaxjudge.warmup")
@@ -94,7 +94,7 @@ def _fill(directory: Path, device: str) -> None:
                 str(settings.child_python),
                 "-I",
                 "-c",
-                "from grader.child.warmup import warm_up; warm_up()",
+                on_project_path("from grader.child.warmup import warm_up; warm_up()"),
             ],
             env=env,
             cwd=str(PROJECT_ROOT),

@@ -118,3 +118,48 @@ def test_the_cache_key_follows_the_device_the_folder_and_the_reference(
     assert after_statement != before
     problem.reference_path.write_text(problem.reference_path.read_text() + "\n# changed\n")
     assert expected.cache_key(problem, "cpu") != after_statement
+
+
+def test_the_reference_alone_runs_first_and_grading_uses_it_until_the_mistakes_are_ready(
+    problem: Problem,
+) -> None:
+    runner = FakeRunner()
+    early = expected.load_or_compute(problem, runner=runner, mistakes=False)
+    assert [s.name for s in runner.jobs[0].solutions] == ["reference"]
+    assert not early.diagnoses_ready and early.mistakes == {}
+    graded_with = expected.for_grading(problem)
+    assert graded_with.from_cache and not graded_with.diagnoses_ready
+    assert graded_with.reference.keys() == early.reference.keys()
+
+    whole = expected.load_or_compute(problem, runner=runner)
+    assert len(runner.jobs) == 2 and whole.diagnoses_ready
+    assert set(whole.mistakes) == {m.name for m in problem.mistakes}
+    # Once the whole set is there, every caller gets it, the reference-first one too.
+    assert expected.for_grading(problem).diagnoses_ready
+    assert expected.load_or_compute(problem, runner=runner, mistakes=False).diagnoses_ready
+    assert len(runner.jobs) == 2
+
+
+def test_a_worker_without_a_preparation_computes_the_whole_set(
+    problem: Problem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing on disk: the whole set unless a preparation in this process follows up."""
+    runner = FakeRunner()
+    monkeypatch.setattr(expected, "ProcessRunner", lambda *args, **kwargs: runner)
+    assert expected.for_grading(problem).diagnoses_ready
+    assert len(runner.jobs[0].solutions) == 1 + len(problem.mistakes)
+    runner_first = FakeRunner()
+    monkeypatch.setattr(expected, "ProcessRunner", lambda *args, **kwargs: runner_first)
+    monkeypatch.setattr(settings, "data_dir", settings.data_dir / "elsewhere")
+    assert not expected.for_grading(problem, reference_first=True).diagnoses_ready
+    assert len(runner_first.jobs[0].solutions) == 1
+
+
+def test_outputs_record_the_runtime_that_computed_them(problem: Problem) -> None:
+    from grader.versions import CPU_XLA_FLAGS, runtime_versions
+
+    expected.load_or_compute(problem, runner=FakeRunner())
+    stored = expected.load_or_compute(problem, runner=FakeRunner())
+    assert stored.from_cache
+    assert stored.runtime["xla_flags"] == CPU_XLA_FLAGS
+    assert stored.runtime["jax"] == runtime_versions()["jax"] != ""
