@@ -195,7 +195,7 @@ def register(commands: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `jaxjudge` command: the grader's commands and the platform's."""
-    from app import account_commands, course_commands, lti_commands
+    from app import account_commands, course_commands, lti_commands, runtime_commands
     from grader import cli as grader_cli
 
     parser = argparse.ArgumentParser(
@@ -207,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     account_commands.register(commands)
     course_commands.register(commands)
     lti_commands.register(commands)
+    runtime_commands.register(commands)
     return grader_cli.run(parser, argv, CommandError)
 
 

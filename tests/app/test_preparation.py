@@ -14,7 +14,7 @@ from app.core.db import session_scope
 from app.data import catalog
 from app.grading import preparation
 from grader import expected
-from grader.judging.trusted import TrustedOutputs
+from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem, load_problem, problem_folders
 from tests.app.conftest import BANK_SLUG
 
@@ -44,7 +44,9 @@ def test_references_run_before_mistakes_and_progress_is_reported(
     ) -> Iterator[tuple[Problem, TrustedOutputs | Exception]]:
         passes.append(([problem.slug for problem in problems], mistakes))
         for problem in problems:
-            outputs = {case.name: [np.zeros(1)] for case in problem.case_bank.samples}
+            outputs: dict[str, Outputs] = {
+                case.name: [np.zeros(1)] for case in problem.case_bank.samples
+            }
             yield problem, TrustedOutputs(reference=outputs, diagnoses_ready=mistakes)
 
     monkeypatch.setattr(expected, "prepare_all", stand_in)
