@@ -11,7 +11,7 @@ from sqlalchemy.exc import TimeoutError as SqlTimeoutError
 from app.core.config import settings
 from app.core.db import session_scope
 from app.errors import first_line
-from app.grading import heartbeats
+from app.grading import heartbeats, preparation
 
 router = APIRouter()
 
@@ -66,5 +66,23 @@ def readiness() -> tuple[dict[str, object], int]:
         problems.append("no grading worker reported in the last 15 s")
     elif workers and not any(w["warm"] for w in workers):
         problems.append("no grading worker has a warm sandbox yet")
-    body = {"ready": not problems, "problems": problems, "workers": workers}
+    body = {
+        "ready": not problems,
+        "problems": problems,
+        "workers": workers,
+        "trusted_runs": _trusted_runs(),
+    }
     return body, 200 if not problems else 503
+
+
+def _trusted_runs() -> dict[str, object]:
+    """How far this process's trusted runs are (app/grading/preparation.py): information,
+    not readiness. Learners are served meanwhile, and a problem's submissions wait."""
+    progress = preparation.PROGRESS.snapshot()
+    return {
+        "running": progress.running,
+        "total": progress.total,
+        "gradable": len(progress.gradable),
+        "diagnosable": len(progress.diagnosable),
+        "failed": sorted(progress.failed),
+    }

@@ -29,6 +29,9 @@ class Client:
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     pause_seconds: float = 0.0
+    # A new TCP connection for every request (`Connection: close`), its set-up counted
+    # in the latency: what a script without a keep-alive client costs the server.
+    reconnect: bool = False
 
 
 @dataclass
@@ -68,12 +71,15 @@ class LoadResult:
 
 
 async def _one(host: str, port: int, client: Client, deadline: float, result: LoadResult) -> None:
+    started = time.monotonic()
     reader, writer = await asyncio.open_connection(host, port)
-    head = "".join(f"{k}: {v}\r\n" for k, v in client.headers.items())
+    headers = {**client.headers, **({"Connection": "close"} if client.reconnect else {})}
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     request = f"GET {client.path} HTTP/1.1\r\nHost: {host}\r\n{head}\r\n".encode()
     try:
         while time.monotonic() < deadline:
-            started = time.monotonic()
+            if not client.reconnect:
+                started = time.monotonic()
             writer.write(request)
             await writer.drain()
             status_line = await reader.readline()
@@ -92,9 +98,11 @@ async def _one(host: str, port: int, client: Client, deadline: float, result: Lo
             result.statuses[int(status_line.split()[1])] += 1
             if close:
                 writer.close()
-                reader, writer = await asyncio.open_connection(host, port)
             if client.pause_seconds:
                 await asyncio.sleep(client.pause_seconds)
+            if close:
+                started = time.monotonic()
+                reader, writer = await asyncio.open_connection(host, port)
     finally:
         writer.close()
 

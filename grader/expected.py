@@ -261,6 +261,13 @@ def load_or_compute(
         return trusted
 
 
+def on_disk(problem: Problem, device: str = "cpu", *, mistakes: bool = True) -> bool:
+    """Whether ``load_or_compute`` would read a file (no trusted run), without reading it."""
+    return _path(problem, device).is_file() or (
+        not mistakes and _path(problem, device, mistakes=False).is_file()
+    )
+
+
 def for_grading(
     problem: Problem, device: str = "cpu", *, reference_first: bool = False
 ) -> TrustedOutputs:

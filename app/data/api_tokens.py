@@ -42,14 +42,19 @@ def create(
 
 
 def user_for(*, session: Session, token: str) -> User | None:
-    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash(token)))
-    now = utcnow()
-    if row is None or (row.expires_at is not None and row.expires_at <= now):
+    """The token's user when the token is live and the account enabled (one query: every
+    API request asks)."""
+    found = session.execute(
+        select(User, ApiToken.id, ApiToken.expires_at)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(ApiToken.token_hash == token_hash(token))
+    ).first()
+    if found is None:
         return None
-    user = session.get(User, row.user_id)
-    if user is None or user.disabled_at is not None:
+    user, token_id, expires_at = found
+    if (expires_at is not None and expires_at <= utcnow()) or user.disabled_at is not None:
         return None
-    usage.token_used(row.id)
+    usage.token_used(token_id)
     return user
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session, load_only
 
 from app.core.config import settings
 from app.errors import NotFoundError
@@ -181,13 +181,42 @@ def live_problem(session: Session, slug: str) -> tuple[ProblemVersion, Problem] 
 
 def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
     """Every published problem, by track and position."""
+    # The columns a listing needs: the files are loaded only if not materialised yet, and
+    # the stored samples and check reports (large, per version) only by who reads them.
     rows = session.scalars(
         select(ProblemVersion)
         .join(ProblemRecord, ProblemRecord.live_version_id == ProblemVersion.id)
-        .options(defer(ProblemVersion.files_json))  # loaded only if not materialised yet
+        .options(
+            load_only(
+                ProblemVersion.id,
+                ProblemVersion.slug,
+                ProblemVersion.number,
+                ProblemVersion.content_hash,
+                ProblemVersion.title,
+            )
+        )
     )
     loaded = [(version, problem_of(version)) for version in rows]
     return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))
+
+
+_listing: dict[tuple[int, ...], list[Problem]] = {}
+
+
+def live_problem_list(session: Session) -> list[Problem]:
+    """``live_problems`` without their versions, for listings on every request: one query
+    of the live version ids, and the problems loaded once per set of live versions."""
+    ids = session.scalars(
+        select(ProblemRecord.live_version_id).where(ProblemRecord.live_version_id.is_not(None))
+    )
+    live = tuple(sorted(version_id for version_id in ids if version_id is not None))
+    problems = _listing.get(live)
+    if problems is None or not all(problem.folder.is_dir() for problem in problems):
+        problems = [problem for _version, problem in live_problems(session)]
+        with _loaded_lock:
+            _listing.clear()  # a publish replaced the set: the old one is never asked again
+            _listing[live] = problems
+    return problems
 
 
 def store_samples(version: ProblemVersion, outcome: list[SampleView] | Exception) -> None:
@@ -201,6 +230,19 @@ def store_samples(version: ProblemVersion, outcome: list[SampleView] | Exception
 def stored_samples(version: ProblemVersion) -> list[SampleView] | None:
     """The version's samples as stored; None while its trusted run has not finished."""
     return samples.decode(version.samples_json) if version.samples_json else None
+
+
+def with_stored_samples(session: Session, version_ids: list[int]) -> frozenset[int]:
+    """Which of these versions have their samples stored (or known to fail)."""
+    return frozenset(
+        session.scalars(
+            select(ProblemVersion.id).where(
+                ProblemVersion.id.in_(version_ids),
+                ProblemVersion.samples_json.is_not(None)
+                | ProblemVersion.samples_error.is_not(None),
+            )
+        )
+    )
 
 
 def versions_without_samples(session: Session) -> list[ProblemVersion]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import case, delete, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from app.data import catalog
@@ -22,24 +22,38 @@ from grader.problems.problem import Problem
 SOLVED, ATTEMPTED, UNSEEN = "solved", "attempted", "unseen"
 
 
+_MARKED, _ATTEMPTED, _SOLVED = 0, 1, 2
+
+
+def _state(session: Session, user: User) -> tuple[dict[str, str], set[str]]:
+    """Statuses and marks in one query, one row per problem the learner touched (not one
+    per submission): the problem list asks on every request."""
+    submits = (
+        select(
+            Submission.problem,
+            func.max(case((Submission.verdict == Verdict.ACCEPTED, _SOLVED), else_=_ATTEMPTED)),
+        )
+        .where(Submission.user_id == user.id, Submission.mode == Mode.SUBMIT)
+        .group_by(Submission.problem)
+    )
+    marks = select(ProblemMark.problem, literal(_MARKED)).where(ProblemMark.user_id == user.id)
+    found: dict[str, str] = {}
+    marked_slugs: set[str] = set()
+    for slug, kind in session.execute(union_all(submits, marks)):
+        if kind == _MARKED:
+            marked_slugs.add(slug)
+        else:
+            found[slug] = SOLVED if kind == _SOLVED else ATTEMPTED
+    return found, marked_slugs
+
+
 def statuses(*, session: Session, user: User) -> dict[str, str]:
     """Each problem the learner submitted to: solved (an accepted submit) or attempted."""
-    rows = session.execute(
-        select(Submission.problem, Submission.verdict).where(
-            Submission.user_id == user.id, Submission.mode == Mode.SUBMIT
-        )
-    )
-    found: dict[str, str] = {}
-    for slug, verdict in rows:
-        if verdict == Verdict.ACCEPTED:
-            found[slug] = SOLVED
-        else:
-            found.setdefault(slug, ATTEMPTED)
-    return found
+    return _state(session, user)[0]
 
 
 def marked(*, session: Session, user: User) -> set[str]:
-    return set(session.scalars(select(ProblemMark.problem).where(ProblemMark.user_id == user.id)))
+    return _state(session, user)[1]
 
 
 def mark(*, session: Session, user: User, problem: str) -> None:
@@ -101,13 +115,12 @@ class TrackProgress:
 
 def live_tracks(*, session: Session, user: User) -> list[TrackProgress]:
     """Every published problem, grouped by track, with ``user``'s progress."""
-    problems = [problem for _version, problem in catalog.live_problems(session)]
-    return tracks(session=session, user=user, problems=problems)
+    return tracks(session=session, user=user, problems=catalog.live_problem_list(session))
 
 
 def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[TrackProgress]:
     """``problems`` (by track and position) grouped by track with the learner's progress."""
-    found, marks = statuses(session=session, user=user), marked(session=session, user=user)
+    found, marks = _state(session, user)
     grouped: dict[str, list[ProblemProgress]] = {}
     for problem in problems:
         grouped.setdefault(problem.config.track, []).append(

@@ -74,7 +74,9 @@ class _ProgressBoard:
         with self._lock:
             self._now = Progress(total=total, started=time.monotonic())
 
-    def record(self, slug: str, result: object, *, mistakes: bool) -> None:
+    def record(self, slug: str, result: object, *, mistakes: bool, quiet: bool = False) -> None:
+        """One problem's pass done (``result``: its outputs, or why not); ``quiet``: it was
+        on disk already, not worth a log line."""
         with self._lock:
             now = self._now
             if isinstance(result, Exception):
@@ -83,7 +85,8 @@ class _ProgressBoard:
                 (now.diagnosable if mistakes else now.gradable).append(slug)
             done = len(now.diagnosable if mistakes else now.gradable) + len(now.failed)
             what = "mistakes" if mistakes else "reference"
-            log.info("trusted runs: %s of %s ready (%d of %d)", what, slug, done, now.total)
+            if not quiet:
+                log.info("trusted runs: %s of %s ready (%d of %d)", what, slug, done, now.total)
 
     def end_pass(self, *, mistakes: bool) -> None:
         with self._lock:
@@ -107,14 +110,28 @@ def priority(problem: Problem) -> tuple[int, str, str]:
     return (problem.config.position, problem.config.track, problem.slug)
 
 
-def _prepare(pending: dict[int, Problem], progress: _ProgressBoard) -> int:
+def _prepare(
+    pending: dict[int, Problem],
+    progress: _ProgressBoard,
+    with_samples: frozenset[int] = frozenset(),
+) -> int:
     """Trusted runs of the given versions' problems, references first; store each one's
-    samples as soon as its reference is ready."""
+    samples as soon as its reference is ready. A version in ``with_samples`` whose
+    outputs are on disk needs nothing: its file is not even read (a restart is cheap)."""
     by_problem = {id(problem): version_id for version_id, problem in pending.items()}
     ordered = sorted(pending.values(), key=priority)
     progress.begin(len(ordered))
+    done = {
+        id(problem)
+        for version_id, problem in pending.items()
+        if version_id in with_samples and expected.on_disk(problem)
+    }
+    for problem in ordered:
+        if id(problem) in done:
+            progress.record(problem.slug, None, mistakes=False, quiet=True)
     stored = 0
-    for problem, result in expected.prepare_all(ordered, mistakes=False):
+    todo = [problem for problem in ordered if id(problem) not in done]
+    for problem, result in expected.prepare_all(todo, mistakes=False):
         progress.record(problem.slug, result, mistakes=False)
         outcome = result if isinstance(result, Exception) else samples.sample_views(problem, result)
         if isinstance(result, Exception):
@@ -126,8 +143,15 @@ def _prepare(pending: dict[int, Problem], progress: _ProgressBoard) -> int:
                 stored += 1
     progress.end_pass(mistakes=False)
     failed = set(progress.snapshot().failed)
+    for problem in ordered:
+        if id(problem) in done or (problem.slug not in failed and expected.on_disk(problem)):
+            progress.record(problem.slug, None, mistakes=True, quiet=True)
     for problem, result in expected.prepare_all(
-        [problem for problem in ordered if problem.slug not in failed]
+        [
+            problem
+            for problem in ordered
+            if problem.slug not in failed and not expected.on_disk(problem)
+        ]
     ):
         progress.record(problem.slug, result, mistakes=True)
         if isinstance(result, Exception):
@@ -148,7 +172,8 @@ def prepare_versions(*, include_live: bool) -> int:
             if include_live:
                 versions += [version for version, _problem in catalog.live_problems(session)]
             pending = {version.id: catalog.problem_of(version) for version in versions}
-        return _prepare(pending, PROGRESS) if pending else 0
+            with_samples = catalog.with_stored_samples(session, list(pending))
+        return _prepare(pending, PROGRESS, with_samples) if pending else 0
     finally:
         _one_at_a_time.release()
 

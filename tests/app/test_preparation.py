@@ -47,7 +47,9 @@ def test_references_run_before_mistakes_and_progress_is_reported(
             outputs: dict[str, Outputs] = {
                 case.name: [np.zeros(1)] for case in problem.case_bank.samples
             }
-            yield problem, TrustedOutputs(reference=outputs, diagnoses_ready=mistakes)
+            trusted = TrustedOutputs(reference=outputs, diagnoses_ready=mistakes)
+            expected.store(problem, trusted)
+            yield problem, trusted
 
     monkeypatch.setattr(expected, "prepare_all", stand_in)
     monkeypatch.setattr(preparation, "PROGRESS", board := preparation._ProgressBoard())
@@ -62,6 +64,12 @@ def test_references_run_before_mistakes_and_progress_is_reported(
     assert progress.total == len(references)
     assert progress.gradable == progress.diagnosable == references
     assert not progress.running and progress.references_seconds is not None
+
+    # A restart: samples stored, outputs on disk. No run, no file read, all ready.
+    passes.clear()
+    preparation.prepare_versions(include_live=True)
+    assert passes == [([], False), ([], True)]
+    assert board.snapshot().diagnosable == references
 
 
 def test_a_problem_whose_reference_fails_is_reported_and_skips_the_second_pass(
