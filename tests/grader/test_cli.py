@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from grader.cli import main
 from grader.config import PROJECT_ROOT, settings
+from grader.versions import CPU_XLA_FLAGS
 
 JAXJUDGE = [sys.executable, "-m", "grader.cli"]  # the grader alone: no web app needed
 REFERENCE = PROJECT_ROOT / "reference_solutions" / "scan-microbatched-grads.py"
@@ -42,7 +44,10 @@ def test_grade_json_prints_exactly_one_object_and_exits_zero_when_accepted() -> 
     } <= report.keys()
     assert report["verdict"] == "accepted"
     assert report["score"] == 1.0
-    assert report["versions"]["jax"] == "0.10.2"
+    # The runtime it ran on: the pinned jax, and the XLA flags children get.
+    pinned = re.search(r'"jax==([^"]+)"', (PROJECT_ROOT / "pyproject.toml").read_text())
+    assert pinned is not None and report["versions"]["jax"] == pinned.group(1)
+    assert report["versions"]["xla_flags"] == CPU_XLA_FLAGS
     case = report["cases"][0]
     assert {
         "name",
