@@ -1,11 +1,21 @@
 # jaxjudge: one image for the web app and the grading workers (docker-compose.yml).
-# Debian (bookworm), the pinned Python runtime, bubblewrap for the sandboxes.
-FROM python:3.11.7-slim-bookworm
+# Debian (bookworm), Python 3.11 with the pinned packages in a virtualenv, bubblewrap
+# for the sandboxes. The base is the official Python image unless BASE_IMAGE names
+# another Debian bookworm image: `make containers-test` builds on one that mmdebstrap
+# made from Debian's packages, whose python3 (3.11) comes from Debian.
+ARG BASE_IMAGE=python:3.11.7-slim-bookworm
+FROM ${BASE_IMAGE}
 
+# Debian's python3 and venv only where the base has no Python of its own. The
+# virtualenv works on both bases (Debian's python refuses system-wide pip installs).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap \
+ && packages=bubblewrap \
+ && if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then packages="$packages python3 python3-venv"; fi \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages \
  && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/venv \
  && useradd --create-home --uid 1000 jaxjudge
+ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /app
 # Dependencies first (pinned in pyproject.toml), so code changes reuse this layer.

@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots clean
+.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots containers-test clean
 
 # axe-core checks every page's accessibility in the browser test
 # (tests/e2e/test_accessibility.py): installed from npm once, never fetched at run time.
@@ -80,6 +80,13 @@ bench: venv
 	$(BIN)/python -m bench.grading_latency --write
 	$(BIN)/python -m bench.api_load --write
 	$(BIN)/python -m bench.sustained --write
+
+# docker-compose.yml started for real with podman and podman-compose (root, Debian; not
+# part of `make test`): images built from Debian's packages, two verdicts through the API,
+# a worker killed mid-grading (docs/deployment.md, "Containers"). ARGS: --keep,
+# --remove-images, --rebuild-base, --suite=bookworm|trixie.
+containers-test: venv
+	$(BIN)/python deploy/containers_test.py $(ARGS)
 
 test: lint typecheck pytest
 
