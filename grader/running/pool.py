@@ -17,6 +17,7 @@ code runs is the problem's, for every process of the sandbox together.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections import deque
@@ -45,8 +46,13 @@ class WarmPool:
         self._spawning = 0  # replacements started but not yet queued
         self._queued = threading.Condition(self._lock)
         self._closed = False
+        self._requests: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        self._spawner = threading.Thread(
+            target=self._spawn_loop, name="jaxjudge-pool-spawn", daemon=True
+        )
+        self._spawner.start()
         for _ in range(size):
-            self._spawn()
+            self._spawn_in_background()
         self._watcher = threading.Thread(
             target=self._watch, name="jaxjudge-pool-watch", daemon=True
         )
@@ -90,18 +96,25 @@ class WarmPool:
     def _spawn_in_background(self) -> None:
         with self._lock:
             self._spawning += 1
+        self._requests.put(True)
 
-        def spawn() -> None:
+    def _spawn_loop(self) -> None:
+        """Every idle child starts from this one thread, which lives as long as the pool.
+        bubblewrap's ``--die-with-parent`` is the kernel's parent-death signal, and that
+        follows the *thread* that started the process: a child started from a thread that
+        then ends is killed at once (it showed as idle children dying with status -9)."""
+        while self._requests.get():
             try:
-                self._spawn()
+                with self._lock:
+                    closed = self._closed
+                if not closed:
+                    self._spawn()
             except Exception as error:  # no slot on a busy GPU, a failed launch: next run retries
                 log.warning("could not start a %s child for the pool: %s", self.device, error)
             finally:
                 with self._lock:
                     self._spawning -= 1
                     self._queued.notify_all()
-
-        threading.Thread(target=spawn, name="jaxjudge-pool-spawn", daemon=True).start()
 
     def _take(self) -> StartedChild:
         with self._lock:
@@ -148,5 +161,6 @@ class WarmPool:
             self._closed = True
             children = list(self._idle)
             self._idle.clear()
+        self._requests.put(False)  # the spawner ends after the starts already asked for
         for child in children:
             child.close()
