@@ -210,10 +210,12 @@ class StartedChild:
                     break
                 except subprocess.TimeoutExpired:
                     pass
-            if job.cpu_seconds is not None:
-                outcome.cpu_seconds = clock.cpu_seconds() - cpu_at_start
-                if outcome.cpu_seconds > job.cpu_seconds:
-                    outcome.timed_out, outcome.time_limit = True, "cpu"
+            # Read even without a CPU limit (calibration measures the reference so): a
+            # process tree (no cgroup: containers) forgets a process once it exits.
+            used = clock.cpu_seconds() - cpu_at_start
+            outcome.cpu_seconds = max(used, outcome.cpu_seconds or 0.0)
+            if job.cpu_seconds is not None and used > job.cpu_seconds:
+                outcome.timed_out, outcome.time_limit = True, "cpu"
             if not outcome.timed_out and time.monotonic() >= deadline:
                 outcome.timed_out, outcome.time_limit = True, "wall"
             if outcome.timed_out:

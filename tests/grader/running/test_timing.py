@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from grader.child.verdicts import Verdict
-from grader.grade import grade
+from grader.config import settings
+from grader.grade import grade, measure_reference
 from grader.judging.job import Job, RunOutcome, Solution, SolutionOutcome
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
@@ -169,6 +170,18 @@ def test_cpu_time_counts_every_thread_of_the_sandbox(tiny: Problem) -> None:
     # Four spinning threads on two cores use 4 s of CPU in about 2 s of wall clock.
     assert time.monotonic() - started < 20
     assert report.cpu_seconds is not None and report.cpu_seconds >= 4.0
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_calibration_measures_the_reference_without_a_cgroup(
+    tiny: Problem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Containers give no writable cgroup: the process tree is read instead, while it
+    runs, even when the job has no CPU limit (measuring the reference for calibration)."""
+    monkeypatch.setattr(settings, "use_cgroups", False)
+    seconds = measure_reference(tiny, "cpu")
+    assert seconds is not None and 0.0 < seconds < 30.0
 
 
 @pytest.mark.slow
