@@ -1,9 +1,10 @@
 # jaxjudge: one image for the web app and the grading workers (docker-compose.yml).
-# Debian (bookworm), Python 3.11 with the pinned packages in a virtualenv, bubblewrap
-# for the sandboxes. The base is the official Python image unless BASE_IMAGE names
-# another Debian bookworm image: `make containers-test` builds on one that mmdebstrap
-# made from Debian's packages, whose python3 (3.11) comes from Debian.
-ARG BASE_IMAGE=python:3.11.7-slim-bookworm
+# Debian, Python 3.12 or 3.13 (the jax 0.12 runtime needs one) with the pinned packages
+# in a virtualenv, bubblewrap for the sandboxes. The base is the official Python image
+# unless BASE_IMAGE names another Debian image with a python3 that recent: `make
+# containers-test` builds on Debian trixie (python3 3.13) made by mmdebstrap from
+# Debian's packages.
+ARG BASE_IMAGE=python:3.12-slim-bookworm
 FROM ${BASE_IMAGE}
 
 # Debian's python3 and venv only where the base has no Python of its own. The

@@ -1,7 +1,10 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 # Both create or refresh .venv from pyproject.toml by themselves.
 
-PYTHON ?= python3
+# The grading runtime (jax 0.12) needs Python 3.12 or 3.13: the first interpreter found
+# of python3.12, python3.13, python3 and pyenv's installed versions.
+PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$(ls -d $$HOME/.pyenv/versions/3.1[23].*/bin/python3 2>/dev/null); do \
+  $$p -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 12), (3, 13)))' 2>/dev/null && { echo $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -34,8 +37,9 @@ system-deps:
 	fi
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "jaxjudge needs Python 3.11; found " + sys.version.split()[0])'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "jaxjudge needs Python 3.12 or 3.13 (jax 0.12 does): install one (Debian 13: apt-get install python3; or pyenv install 3.12)"; exit 1; }
+	@# A virtualenv of another Python (3.11, before the jax 0.12 runtime) is made again.
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 12), (3, 13)))' 2>/dev/null || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ./clients/python -e '.[dev]'
 	@# The notebook test's kernel runs in a fresh virtual environment with only the
@@ -46,9 +50,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 $(AXE):
 	npm install --silent --prefix var/axe --no-audit --no-fund --no-save axe-core@4.14.1
 
-# The platform on its embedded default: SQLite in var/, warm sandboxed workers.
+# The platform on its embedded default: SQLite in var/, warm sandboxed workers. It serves
+# at once; the trusted runs go on in the background (references first; /admin/workers).
 run: venv
-	$(BIN)/jaxjudge prepare
 	$(BIN)/jaxjudge serve --host 127.0.0.1 --port 8000
 
 lint: venv

@@ -50,7 +50,6 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Generic, TypeVar
 
 # The exercises' functions are 5 to 30 lines, about 8 to 15 normalized tokens a line:
 # a 10-token k-gram is under a line (an `x = jnp.f(y, axis=-1)` line is 12), so one
@@ -73,7 +72,6 @@ MIN_SHARED = 3
 PAIR_LIMIT = 50
 
 Span = tuple[int, int]  # first and last line, 1-based, inclusive
-Key = TypeVar("Key", bound=Hashable)
 
 # Names that keep their spelling: builtins and the modules (and usual aliases) of JAX
 # code; a name a file imports is added per file.
@@ -123,7 +121,7 @@ class Fingerprint:
 
 
 @dataclass(frozen=True)
-class Pair(Generic[Key]):
+class Pair[Key: Hashable]:
     """Two submissions that share fingerprints; ``left`` came first in the input."""
 
     left: Key
@@ -298,7 +296,7 @@ def compare(
     return _pair("left", "right", a, b, exclude)
 
 
-def _pair(
+def _pair[Key: Hashable](
     left: Key, right: Key, a: Fingerprint, b: Fingerprint, ignored: frozenset[int]
 ) -> Pair[Key]:
     own_a, own_b = a.hashes - ignored, b.hashes - ignored
@@ -315,7 +313,7 @@ def _pair(
     )
 
 
-def rank_pairs(
+def rank_pairs[Key: Hashable](
     submissions: Mapping[Key, str],
     *,
     exclude: frozenset[int],
