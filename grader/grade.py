@@ -12,6 +12,7 @@ import logging
 import secrets
 import signal
 import time
+from collections.abc import Callable
 
 from grader import calibration, expected
 from grader.cases import case_key
@@ -113,6 +114,13 @@ def _overall(reports: list[CaseReport]) -> Verdict:
         if report.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED):
             return report.verdict
     return Verdict.ACCEPTED if reports else Verdict.INTERNAL_ERROR
+
+
+def _kept_wrong(outcome: RunOutcome) -> bool:
+    return any(
+        case.judged is not None and case.judged.wrong_outputs is not None
+        for case in outcome.solutions[0].cases.values()
+    )
 
 
 def build_report(
@@ -232,10 +240,14 @@ def grade(
     trusted: TrustedOutputs | None = None,
     variant: int | None = None,
     limits: TimeLimits | None = None,
+    whole: Callable[[], TrustedOutputs] | None = None,
 ) -> GradeReport:
     """Grade ``source``; ``variant`` picks the hidden inputs (drawn at random when None,
     taken modulo the problem's variants otherwise); ``limits``: this machine's
-    calibrated ones (grader/calibration.py) unless given."""
+    calibrated ones (grader/calibration.py) unless given. ``whole``: where ``trusted``
+    holds the reference's outputs alone (a first start), the whole set, asked for only
+    when an answer is wrong, so that its diagnosis can still name a known mistake (the
+    wrong outputs were kept for it; the learner's code does not run again)."""
     started = time.monotonic()
     trusted = trusted or expected.load_or_compute(problem, device)
     limits = limits or calibration.limits_for(problem, device)
@@ -244,6 +256,8 @@ def grade(
     keys = [case_key(case, chosen) for case in job.all_cases]
     judge = CaseJudge(problem, job.all_cases, keys, trusted)
     outcome = (runner or learner_runner()).run(job, judge)
+    if not trusted.diagnoses_ready and whole is not None and _kept_wrong(outcome):
+        judge.match_later(outcome, whole())
     report = build_report(problem, mode, chosen, job, outcome, trusted)
     report.seconds = round(time.monotonic() - started, 3)
     report.cpu_seconds = None if outcome.cpu_seconds is None else round(outcome.cpu_seconds, 3)

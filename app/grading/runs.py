@@ -78,6 +78,7 @@ class PoolGrader:
             trusted=trusted,
             variant=hidden_draw,
             limits=limits,
+            whole=lambda: expected.load_or_compute(problem, device),
         )
 
     def close(self) -> None:

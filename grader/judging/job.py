@@ -97,6 +97,9 @@ class Judged:
 
     report: CaseReport
     mistakes: frozenset[str] = frozenset()
+    # A wrong answer's outputs, kept only while the known mistakes' outputs are not
+    # ready (a first start): matched once they are (grader/grade.py ``grade``).
+    wrong_outputs: list[Output] | None = None
 
 
 @dataclass

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from grader.cases import Case
 from grader.child.verdicts import Verdict
 from grader.judging.compare import Failure, format_shape
-from grader.judging.job import CaseOutcome, Judged
+from grader.judging.job import CaseOutcome, Judged, RunOutcome
 from grader.judging.report import CaseReport, describe_value, shown_output
 from grader.judging.trees import Output, OutputTree, compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
@@ -125,6 +125,7 @@ class CaseJudge:
             report.inputs = {name: describe_value(value) for name, value in case.args.items()}
             report.expected = [shown_output(out) for out in desired]
         mistakes: frozenset[str] = frozenset()
+        kept: list[Output] | None = None
         if outcome.error_verdict or outcome.outputs is None:
             report.verdict = outcome.error_verdict or Verdict.RUNTIME_ERROR
             report.message, report.exception = outcome.message, outcome.exception or None
@@ -133,6 +134,8 @@ class CaseJudge:
             if not case.hidden:
                 report.actual = [shown_output(o) for o in outcome.outputs]
             if report.verdict is Verdict.WRONG_ANSWER:
+                if not self.trusted.diagnoses_ready:
+                    kept = outcome.outputs  # matched when the mistakes' outputs are ready
                 mistakes = matching_mistakes(self.problem, key, outcome.outputs, self.trusted)
         return CaseOutcome(
             outcome.seconds,
@@ -140,5 +143,14 @@ class CaseJudge:
             message=outcome.message,
             exception=outcome.exception,
             program=outcome.program,
-            judged=Judged(report, mistakes),
+            judged=Judged(report, mistakes, kept),
         )
+
+    def match_later(self, outcome: RunOutcome, whole: TrustedOutputs) -> None:
+        """Match the wrong answers kept while the mistakes' outputs were not ready."""
+        for position, case in outcome.solutions[0].cases.items():
+            judged = case.judged
+            if judged is not None and judged.wrong_outputs is not None:
+                key = self.keys[position]
+                matched = matching_mistakes(self.problem, key, judged.wrong_outputs, whole)
+                case.judged = Judged(judged.report, matched)

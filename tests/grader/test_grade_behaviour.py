@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import resource
+from pathlib import Path
 
 import pytest
 
+from grader import expected
 from grader.child.verdicts import Mode, Verdict
+from grader.config import settings
 from grader.grade import grade
+from grader.judging.trusted import TrustedOutputs
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
 from grader.running.limits import sandbox_limits
@@ -46,6 +50,29 @@ def test_sample_cases_show_inputs_and_expected_hidden_do_not(tiny: Problem) -> N
         and hidden.expected is None
         and hidden.actual is None
     )
+    assert report.diagnosis == "You returned x unchanged; multiply it by scale."
+
+
+def test_a_wrong_answer_before_the_mistakes_are_ready_still_names_the_mistake(
+    tiny: Problem, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first start grades with the reference's outputs alone; a wrong answer's outputs
+    are kept and matched once the whole set is there (asked for only then)."""
+    monkeypatch.setattr(settings, "data_dir", tmp_path)  # nothing computed yet
+    early = expected.load_or_compute(tiny, mistakes=False)
+    assert not early.diagnoses_ready
+    asked: list[bool] = []
+
+    def whole() -> TrustedOutputs:
+        asked.append(True)
+        return expected.load_or_compute(tiny)
+
+    report = grade(tiny, CORRECT, trusted=early, whole=whole)
+    assert report.verdict is Verdict.ACCEPTED and asked == []
+    unchanged = "def solve(x, scale):\n    return x\n"
+    assert grade(tiny, unchanged, trusted=early).diagnosis is None  # no whole set: no name
+    report = grade(tiny, unchanged, trusted=early, whole=whole)
+    assert report.verdict is Verdict.WRONG_ANSWER and asked == [True]
     assert report.diagnosis == "You returned x unchanged; multiply it by scale."
 
 
