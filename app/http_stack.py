@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.admission import Admission
 from app.core.config import grader_settings, settings
@@ -22,11 +22,50 @@ from app.data import web_sessions
 log = logging.getLogger("jaxjudge.requests")
 
 
-def _submission_of(request: Request) -> int | None:
+def _submission_of(scope: Scope) -> int | None:
     """The submission a request stored (the route says so) or names in its path."""
-    stored = getattr(request.state, "submission_id", None)
-    named = str(request.path_params.get("submission_id", ""))
+    state = scope.get("state") or {}
+    stored = state.get("submission_id") if isinstance(state, dict) else None
+    named = str((scope.get("path_params") or {}).get("submission_id", ""))
     return stored if isinstance(stored, int) else int(named) if named.isdigit() else None
+
+
+class RequestLog:
+    """One JSON line per request. Plain ASGI, not ``BaseHTTPMiddleware``: that one costs
+    a task and a stream per request, a good part of a small read's time under load."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # what the client gets when the app fails before answering
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            log.info(
+                json.dumps(
+                    {
+                        "method": scope["method"],
+                        "path": scope["path"],
+                        "status": status,
+                        "ms": round((time.perf_counter() - started) * 1000, 1),
+                        # The submission a request stored or read: the same id as in the
+                        # worker's and the sandbox's lines (grader/running/log_context.py).
+                        "submission": _submission_of(scope),
+                    }
+                )
+            )
 
 
 def install_middleware(app: FastAPI) -> None:
@@ -41,26 +80,7 @@ def install_middleware(app: FastAPI) -> None:
         max_age=web_sessions.SESSION_DAYS * 24 * 3600,
     )
 
-    @app.middleware("http")
-    async def request_log(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        log.info(
-            json.dumps(
-                {
-                    "method": request.method,
-                    "path": request.url.path,
-                    "status": response.status_code,
-                    "ms": round((time.perf_counter() - started) * 1000, 1),
-                    # The submission a request stored or read: the same id as in the
-                    # worker's and the sandbox's lines (grader/running/log_context.py).
-                    "submission": _submission_of(request),
-                }
-            )
-        )
-        return response
+    app.add_middleware(RequestLog)
 
     # Outermost: the body limit runs before anything reads the body (authentication
     # included), the headers are added to every answer, 413s and 500s too.
