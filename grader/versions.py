@@ -14,6 +14,7 @@ import json
 import subprocess
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from grader.config import settings
 
@@ -35,7 +36,7 @@ CPU_XLA_FLAGS = (
 )
 
 _PROBE = (
-    "import importlib.metadata as m, json, platform\n"
+    "import importlib.metadata as m, json, platform, sys\n"
     "versions = {}\n"
     "for name in %r:\n"
     "    try:\n"
@@ -43,7 +44,7 @@ _PROBE = (
     "    except m.PackageNotFoundError:\n"
     "        versions[name] = 'missing'\n"
     "versions['python'] = platform.python_version()\n"
-    "print(json.dumps(versions))\n"
+    "print(json.dumps({'versions': versions, 'prefixes': [sys.prefix, sys.base_prefix]}))\n"
 )
 
 
@@ -52,7 +53,8 @@ class RuntimeProbeError(RuntimeError):
 
 
 @cache
-def _versions_of(python: Path) -> dict[str, str]:
+def _probe(python: Path) -> dict[str, Any]:
+    """What ``python`` runs and where it is installed, asked once per interpreter."""
     try:
         probe = subprocess.run(
             [str(python), "-I", "-c", _PROBE % (RUNTIME_PACKAGES,)],
@@ -63,30 +65,20 @@ def _versions_of(python: Path) -> dict[str, str]:
         )
     except (OSError, subprocess.SubprocessError) as error:
         raise RuntimeProbeError(f"{python} could not list its packages: {error}") from None
-    versions: dict[str, str] = json.loads(probe.stdout)
-    return versions
+    found: dict[str, Any] = json.loads(probe.stdout)
+    return found
 
 
-@cache
 def interpreter_prefixes(python: Path) -> tuple[Path, ...]:
     """Where ``python``'s installation lives: its virtualenv and the interpreter that
     virtualenv was made from (a sandbox binds both, read-only)."""
-    try:
-        probe = subprocess.run(
-            [str(python), "-I", "-c", "import sys; print(sys.prefix); print(sys.base_prefix)"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise RuntimeProbeError(f"{python} did not start: {error}") from None
-    return tuple(dict.fromkeys(Path(line).resolve() for line in probe.stdout.split()))
+    return tuple(dict.fromkeys(Path(prefix).resolve() for prefix in _probe(python)["prefixes"]))
 
 
 def runtime_versions(python: Path | None = None) -> dict[str, str]:
     """The library versions of the interpreter that runs children (or ``python``)."""
-    return dict(_versions_of(Path(python or settings.child_python)))
+    versions: dict[str, str] = _probe(Path(python or settings.child_python))["versions"]
+    return dict(versions)
 
 
 def xla_flags(device: str) -> str:

@@ -145,6 +145,27 @@ def changes(session: Session, regrade: Regrade) -> list[RegradeChange]:
     return sorted(found, key=lambda c: (not c.changed, c.learner, c.submission_id))
 
 
+def keep_past_verdict(
+    session: Session,
+    submission_id: int,
+    shown: Submission | CourseVerdict,
+    *,
+    regrade_id: int | None = None,
+) -> None:
+    """Record the verdict about to be replaced, with the version that produced it (a
+    regrade's, or none for a runtime move: app/grading/runtime_diff.py)."""
+    session.add(
+        PastVerdict(
+            submission_id=submission_id,
+            problem_version_id=shown.problem_version_id,
+            verdict=shown.verdict,
+            score=shown.score,
+            result_json=shown.result_json,
+            regrade_id=regrade_id,
+        )
+    )
+
+
 def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) -> int:
     """Make the new verdicts current, in the regrade's course (or, ``platform_wide``,
     for everyone: the caller checks that an author or admin asked). Returns how many
@@ -166,16 +187,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     )
     for item, submission, own in rows:
         shown: Submission | CourseVerdict = own if own is not None else submission
-        session.add(
-            PastVerdict(
-                submission_id=submission.id,
-                problem_version_id=shown.problem_version_id,
-                verdict=shown.verdict,
-                score=shown.score,
-                result_json=shown.result_json,
-                regrade_id=regrade.id,
-            )
-        )
+        keep_past_verdict(session, submission.id, shown, regrade_id=regrade.id)
         changed += shown.verdict != item.new_verdict
         if platform_wide:
             submission.verdict, submission.score = item.new_verdict, item.new_score

@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.data import catalog, lti_scores
+from app.data import catalog, lti_scores, regrades
 from app.errors import ConflictError
-from app.models import PastVerdict, ProblemVersion, Submission
+from app.models import ProblemVersion, Submission
 from app.vocabulary import SubmissionStatus
 from grader.child.verdicts import Mode, Verdict
 from grader.judging.report import GradeReport
@@ -256,15 +256,7 @@ def apply(session: Session, report: RuntimeDiff, *, serving: dict[str, str]) -> 
         if submission is None or submission.verdict != change.old_verdict:
             log.warning("submission %s changed since the report; left alone", change.submission_id)
             continue
-        session.add(
-            PastVerdict(
-                submission_id=submission.id,
-                problem_version_id=submission.problem_version_id,
-                verdict=submission.verdict,
-                score=submission.score,
-                result_json=submission.result_json,
-            )
-        )
+        regrades.keep_past_verdict(session, submission.id, submission)
         submission.verdict, submission.score = change.new_verdict, change.new_score
         submission.result_json = change.new_result_json
         lti_scores.score_changed(session, user_id=submission.user_id, problem=submission.problem)
