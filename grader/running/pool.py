@@ -29,6 +29,7 @@ from grader.running.supervise import StartedChild, run_retrying
 
 log = logging.getLogger("jaxjudge.pool")
 WATCH_SECONDS = 1.0
+SPAWN_WAIT_SECONDS = 60.0  # the most a job waits for a child being started
 
 
 class WarmPool:
@@ -118,6 +119,11 @@ class WarmPool:
 
     def _take(self) -> StartedChild:
         with self._lock:
+            # A child already starting is nearer than a new one (and a second would make
+            # the pool larger than its size): wait for it, unless nothing is starting.
+            self._queued.wait_for(
+                lambda: bool(self._idle) or self._spawning == 0, timeout=SPAWN_WAIT_SECONDS
+            )
             while self._idle:
                 child = self._idle.popleft()
                 if child.process.poll() is None:
