@@ -55,6 +55,24 @@ class GraderSettings(BaseSettings):
             " replaces it when a job is delivered. No problem may ask for more."
         ),
     )
+    park_seconds: float = Field(
+        120.0,
+        ge=0,
+        description=(
+            "How long a run that passed every sample keeps working ahead for its learner's"
+            " next submission of the same code (grader/parking.py); 0 turns it off."
+        ),
+    )
+    park_working: int = Field(
+        4,
+        ge=0,
+        description="Children working ahead for held runs at once, per grading process.",
+    )
+    park_min_available_mb: int = Field(
+        2048,
+        ge=0,
+        description="Below this much available memory, children working ahead are let go first.",
+    )
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'
     )

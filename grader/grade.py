@@ -13,6 +13,7 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from grader import calibration, expected
 from grader.cases import case_key
@@ -26,7 +27,13 @@ from grader.judging.requirements import unmet_requirement
 from grader.judging.trusted import TrustedOutputs
 from grader.problems.problem import Problem
 from grader.running.launch import PlainLauncher
-from grader.running.supervise import ProcessRunner, Runner
+from grader.running.supervise import (
+    Pause,
+    PausingRunner,
+    ProcessRunner,
+    Runner,
+    StartedChild,
+)
 from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
 from grader.versions import runtime_record
 
@@ -287,3 +294,65 @@ def measure_reference(
         limits=TimeLimits(None, 2 * wall),
     )
     return report.cpu_seconds if report.accepted else None
+
+
+@dataclass
+class HeldRun:
+    """A run that passed every sample, its child paused before the hidden cases of a
+    secret draw (``variant``): ``job`` is that draw's submit, whose first phase the run
+    was. grader/parking.py continues it for the learner's next submission."""
+
+    problem: Problem
+    child: StartedChild
+    job: Job
+    variant: int
+    outcome: RunOutcome
+    trusted: TrustedOutputs
+    limits: TimeLimits
+
+    def submit_report(self) -> GradeReport:
+        """The submission's report once the child has finished its hidden phase."""
+        report = build_report(
+            self.problem, Mode.SUBMIT, self.variant, self.job, self.outcome, self.trusted
+        )
+        report.cpu_seconds = (
+            None if self.outcome.cpu_seconds is None else round(self.outcome.cpu_seconds, 3)
+        )
+        report.cpu_limit_seconds = self.limits.cpu_seconds
+        return report
+
+
+def run_and_hold(
+    problem: Problem,
+    source: str,
+    *,
+    device: str,
+    runner: PausingRunner,
+    trusted: TrustedOutputs,
+    limits: TimeLimits,
+    variant: int,
+) -> tuple[GradeReport, HeldRun | None]:
+    """A run of ``source`` (its samples: the same report as ``grade`` in run mode) as the
+    first phase of a submit on ``variant``'s hidden cases; when every sample passes,
+    the child is kept, paused before those hidden cases (``HeldRun``), the report
+    already made. The hidden inputs are not in the child yet: the report and the
+    output it shows are sealed before they are sent."""
+    started = time.monotonic()
+    chosen = variant % problem.config.variants
+    job = learner_job(problem, source, Mode.SUBMIT, chosen, device, limits)
+    keys = [case_key(case, chosen) for case in job.all_cases]
+    pause = Pause()
+    outcome = runner.run(job, CaseJudge(problem, job.all_cases, keys, trusted), pause)
+    first_phase = replace(job, hidden_cases=())
+    # What the run reports is a copy: the paused child's outcome goes on filling.
+    seen = pause.child.collector.snapshot() if pause.child is not None else outcome
+    report = build_report(problem, Mode.RUN, chosen, first_phase, seen, trusted)
+    report.seconds = round(time.monotonic() - started, 3)
+    report.cpu_seconds = None if seen.cpu_seconds is None else round(seen.cpu_seconds, 3)
+    report.cpu_limit_seconds = limits.cpu_seconds
+    if pause.child is None:
+        return report, None
+    if not report.accepted or not trusted.diagnoses_ready:
+        pause.child.close()
+        return report, None
+    return report, HeldRun(problem, pause.child, job, chosen, outcome, trusted, limits)

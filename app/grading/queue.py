@@ -61,6 +61,7 @@ class GradingJob:
     mode: str  # run | submit
     attempts: int
     hidden_draw: int  # which variant of the hidden inputs (modulo the version's variants)
+    learner: int | None = None  # whose submission (None: a regrade item, nobody's to continue)
 
 
 def job_of(
@@ -78,6 +79,7 @@ def job_of(
         mode=submission.mode if run is None else Mode.SUBMIT,
         attempts=submission.attempts if item is None else item.attempts,
         hidden_draw=submission.hidden_draw or 0,  # a regrade keeps the first grading's inputs
+        learner=submission.user_id if item is None else None,
     )
 
 
@@ -216,9 +218,13 @@ def complete(
     verdict: str,
     score: float,
     result_json: str,
+    hidden_draw: int | None = None,
 ) -> bool:
     """Record the result if `worker` still holds the lease; exactly one result per submission.
-    A graded submit also arms its LMS grade-book rows, in the same transaction."""
+    A graded submit also arms its LMS grade-book rows, in the same transaction.
+    ``hidden_draw``: the draw it was graded on, where not the one it was stored with (a
+    submission graded in its run's child, grader/parking.py)."""
+    drawn = {} if hidden_draw is None else {"hidden_draw": hidden_draw}
     recorded = _finish(
         session,
         Submission,
@@ -228,6 +234,7 @@ def complete(
         score=score,
         result_json=result_json,
         finished_at=utcnow(),
+        **drawn,
     )
     if recorded:
         submission = session.get(Submission, submission_id)

@@ -3,8 +3,11 @@ report (as JSON) whatever happens, so a worker always has a result to record."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import secrets
 import threading
+import time
 from collections.abc import Callable
 
 from app.core.config import grader_settings
@@ -14,12 +17,16 @@ from app.grading import preparation, queue
 from app.models import ProblemVersion
 from grader import calibration, expected
 from grader.child.verdicts import Mode, Verdict
-from grader.grade import grade, measure_reference
+from grader.grade import grade, measure_reference, run_and_hold
 from grader.judging.report import GradeReport
+from grader.judging.trusted import TrustedOutputs
+from grader.parking import ParkingLot, Ticket
 from grader.problems.problem import Problem
 from grader.running.devices import NoDeviceError, device_for
 from grader.running.gpu_sharing import GpuBusyError
 from grader.running.pool import WarmPool
+from grader.running.supervise import CONFIRMATION_WALL_FACTOR
+from grader.running.timing import TimeLimits
 
 log = logging.getLogger("jaxjudge.worker")
 
@@ -27,11 +34,18 @@ GradeFunction = Callable[[Problem, str, Mode, str, int], GradeReport]
 
 
 class PoolGrader:
-    """Grades through warm sandbox pools, one per device, created on first use."""
+    """Grades through warm sandbox pools, one per device, created on first use; a
+    learner's passing run goes on for their next submission of the same code
+    (grader/parking.py)."""
 
     def __init__(self) -> None:
         self._pools: dict[str, WarmPool] = {}
         self._lock = threading.Lock()
+        self.parking = ParkingLot(
+            seconds=grader_settings.park_seconds,
+            working_limit=grader_settings.park_working,
+            min_available_mb=grader_settings.park_min_available_mb,
+        )
 
     def _pool(self, device: str) -> WarmPool:
         from grader.running.sandbox import SandboxLauncher
@@ -56,9 +70,7 @@ class PoolGrader:
         ready = sum(pool.stats()[0] for pool in pools)
         return ready, sum(pool.size for pool in pools)
 
-    def __call__(
-        self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
-    ) -> GradeReport:
+    def _prepared(self, problem: Problem, device: str) -> tuple[TrustedOutputs, TimeLimits]:
         pool = self._pool(device)
         # The reference's outputs alone while a first start has not run the mistakes yet.
         trusted = expected.for_grading(
@@ -69,6 +81,49 @@ class PoolGrader:
         limits = calibration.ensure(
             problem, device, lambda p, d: measure_reference(p, d, runner=pool, trusted=trusted)
         )
+        return trusted, limits
+
+    def learners(self, problem: Problem, job: queue.GradingJob, device: str) -> GradeReport | None:
+        """A learner's run or submit through the parking lot: a run that passes every
+        sample is held for the same code's submission, a submission of that code is
+        graded in its child. None: the ordinary way (a regrade, parking off, no held run)."""
+        if job.learner is None or job.version_id is None or not self.parking.enabled:
+            return None
+        ticket = Ticket(
+            owner=str(job.learner),
+            version=str(job.version_id),
+            device=device,
+            code_sha256=hashlib.sha256(job.code.encode()).hexdigest(),
+        )
+        if job.mode == Mode.SUBMIT:
+            parked = self.parking.take(ticket)
+            if parked is None:
+                return None
+            started = time.monotonic()
+            report = parked.verdict(parked.held.job.wall_seconds * CONFIRMATION_WALL_FACTOR + 30)
+            if report is not None:
+                report.seconds = round(time.monotonic() - started, 3)
+            return report
+        self.parking.forget(ticket.owner)
+        trusted, limits = self._prepared(problem, device)
+        report, held = run_and_hold(
+            problem,
+            job.code,
+            device=device,
+            runner=self._pool(device),
+            trusted=trusted,
+            limits=limits,
+            variant=secrets.randbelow(problem.config.variants),
+        )
+        if held is not None:
+            self.parking.park(ticket, held)
+        return report
+
+    def __call__(
+        self, problem: Problem, code: str, mode: Mode, device: str, hidden_draw: int
+    ) -> GradeReport:
+        pool = self._pool(device)
+        trusted, limits = self._prepared(problem, device)
         return grade(
             problem,
             code,
@@ -82,6 +137,7 @@ class PoolGrader:
         )
 
     def close(self) -> None:
+        self.parking.close()
         for pool in self._pools.values():
             pool.close()
 
@@ -121,6 +177,10 @@ def report_for(job: queue.GradingJob, grader: GradeFunction) -> GradeReport:
     except NoDeviceError as error:
         return failure(slug, mode, str(error))
     try:
+        if isinstance(grader, PoolGrader):
+            continued = grader.learners(problem, job, device)
+            if continued is not None:
+                return continued
         return grader(problem, code, Mode(mode), device, job.hidden_draw)
     except GpuBusyError as error:
         log.warning("submission %s: %s", job.id, error)

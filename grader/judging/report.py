@@ -100,6 +100,8 @@ class GradeReport(BaseModel):
     cpu_seconds: Measure = None
     variant: int | None = None
     hidden_output: str = ""
+    # Staff only: graded in the child of a passing run of the same code (grader/parking.py).
+    continued_from_run: bool = False
     hidden_output_withheld: bool = Field(
         False, description="A learner's view: output during hidden cases is not shown."
     )

@@ -11,6 +11,7 @@ whatever goes wrong while reading becomes ``outcome.protocol_error``.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -144,6 +145,12 @@ class FrameCollector:
         self.samples_done = threading.Event()  # the child may now receive hidden cases
         self.ended = threading.Event()  # the result channel closed (the child is gone)
         self._hidden_sent = False
+        self._lock = threading.Lock()  # a frame is accepted whole before a snapshot is taken
+
+    def snapshot(self) -> RunOutcome:
+        """A copy of the outcome as it stands, while frames may still arrive."""
+        with self._lock:
+            return copy.deepcopy(self.outcome)
 
     def started(self, timeout: float) -> bool:
         """Wait for HELLO, but not for a child that has already gone."""
@@ -169,6 +176,10 @@ class FrameCollector:
         self.outcome.hidden_started = True
 
     def accept(self, frame: Frame) -> None:
+        with self._lock:
+            self._accept(frame)
+
+    def _accept(self, frame: Frame) -> None:
         outcome = self.outcome
         if outcome.finished:
             raise ProtocolError("data on the result channel after the run finished")

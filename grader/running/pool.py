@@ -25,7 +25,7 @@ from collections import deque
 from grader.judging.job import Job, RunOutcome
 from grader.running.frames import CaseJudge
 from grader.running.launch import Launcher
-from grader.running.supervise import StartedChild, run_retrying
+from grader.running.supervise import Pause, StartedChild, run_retrying
 
 log = logging.getLogger("jaxjudge.pool")
 WATCH_SECONDS = 1.0
@@ -131,7 +131,9 @@ class WarmPool:
                 child.close()  # died while waiting: discard
         return StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
 
-    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
+    def run(
+        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+    ) -> RunOutcome:
         if job.device != self.device:
             raise ValueError(f"this pool runs {self.device} jobs, not {job.device}")
         if job.memory_mb > self.memory_mb:
@@ -148,6 +150,7 @@ class WarmPool:
                 ),
                 job,
                 judge,
+                pause,
             )
         finally:
             # Replace it afterwards, not meanwhile: on a small machine a child

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from grader.child import protocol
 from grader.child.protocol import JobMessage, Kind, SourceRef
@@ -44,6 +44,7 @@ NATIVE_LOG_KEEP = 8192  # bytes of a child's stderr kept for the operator's log
 MAX_INPUT_ELEMENTS = 1 << 28
 RLIMIT_CPU_SLACK = 5
 CONFIRMATION_WALL_FACTOR = 4.0  # a time-out's confirmation on an overloaded machine
+NICE_WHILE_AHEAD = 19  # a child working ahead of a submission (grader/parking.py)
 
 
 def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> bytes:
@@ -84,6 +85,15 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
 def encode_hidden_cases(job: Job) -> bytes:
     cases, data = protocol.pack_cases([list(c.args.values()) for c in job.hidden_cases])
     return protocol.encode_frame(Kind.HIDDEN_CASES, {"cases": cases}, data)
+
+
+class Pause:
+    """Asked of a learner's job with hidden cases: stop once every first case is in and
+    keep the child, its hidden cases not yet sent (grader/parking.py continues it).
+    ``child`` is the one that paused; None when the run ended before its samples did."""
+
+    def __init__(self) -> None:
+        self.child: StartedChild | None = None
 
 
 class StartedChild:
@@ -135,6 +145,11 @@ class StartedChild:
             thread.start()
         self.closed = False
         self.stopped_by_us = False  # killed by this supervisor (a limit, the protocol), not outside
+        self._clock: SandboxClock | None = None
+        self._cpu_at_start = 0.0
+        self._sched_at_start: Any = None
+        self._started = 0.0
+        self._watch: MemoryWatch | None = None
 
     def ready(self, timeout: float) -> bool:
         return self.collector.started(timeout) and self.process.poll() is None
@@ -190,16 +205,27 @@ class StartedChild:
         writer.start()
         self.threads.append(writer)
 
-    def _supervise(self, job: Job, outcome: RunOutcome, clock: SandboxClock) -> None:
+    def _supervise(
+        self,
+        job: Job,
+        outcome: RunOutcome,
+        clock: SandboxClock,
+        *,
+        deadline: float,
+        hidden_pending: bool,
+        pause: bool = False,
+    ) -> bool:
         """Until the child exits or a limit stops it: its CPU time from the delivery on
-        (every process of the sandbox), and the wall clock as a backstop."""
-        started = time.monotonic()
-        deadline = started + job.wall_seconds
-        cpu_at_start, sched_at_start = clock.cpu_seconds(), clock.sched()
-        hidden_pending = bool(job.hidden_cases)
+        (every process of the sandbox), and the wall clock as a backstop. With ``pause``,
+        return True the moment every first case is in (the child waits for its hidden
+        cases, which are not sent)."""
+        cpu_at_start, sched_at_start = self._cpu_at_start, self._sched_at_start
         while True:
             if hidden_pending:  # wake the moment the samples are in, not a poll later
                 if self.collector.samples_done.wait(POLL_SECONDS):
+                    if pause:
+                        outcome.cpu_seconds = clock.cpu_seconds() - cpu_at_start
+                        return True
                     self._send_hidden_cases(job)
                     hidden_pending = False
                 if self.process.poll() is not None:
@@ -228,12 +254,17 @@ class StartedChild:
         final = clock.cpu_seconds() - cpu_at_start
         if final > (outcome.cpu_seconds or 0.0):
             outcome.cpu_seconds = final
+        return False
 
-    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
-        """Deliver the job, supervise it to the end, and close the child."""
+    def run(
+        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+    ) -> RunOutcome:
+        """Deliver the job, supervise it to the end, and close the child; with ``pause``
+        (a job with hidden cases), stop after the samples instead and keep the child
+        (``pause.child``): what it printed so far is sealed into ``outcome.stdout``, and
+        ``resume`` or ``close`` must follow."""
         outcome = self.collector.outcome
-        started = time.monotonic()
-        watch: MemoryWatch | None = None  # device memory, from outside (GPU jobs)
+        self._started = time.monotonic()
         try:
             if not self.ready(STARTUP_SECONDS):
                 outcome.startup_error = "the grading runtime did not start"
@@ -242,19 +273,70 @@ class StartedChild:
                 outcome.startup_error = mismatch
             else:
                 clock = SandboxClock(self.process.pid, self.spec.cpu_seconds, self.spec.threads)
-                started = time.monotonic()
+                self._clock = clock
+                self._started = time.monotonic()
                 self._deliver(job, judge)
-                if self.device == "gpu":
-                    watch = MemoryWatch(self.process.pid, job.memory_mb, self.kill).start()
-                self._supervise(job, outcome, clock)
-            self._stop()
-            self._record(outcome, started)  # before the cgroup that knows about OOM kills goes
-            if watch is not None:
-                watch.stop()
-                outcome.memory_killed = outcome.memory_killed or watch.exceeded
+                self._cpu_at_start, self._sched_at_start = clock.cpu_seconds(), clock.sched()
+                if self.device == "gpu":  # device memory, from outside
+                    self._watch = MemoryWatch(self.process.pid, job.memory_mb, self.kill).start()
+                paused = self._supervise(
+                    job,
+                    outcome,
+                    clock,
+                    deadline=self._started + job.wall_seconds,
+                    hidden_pending=bool(job.hidden_cases),
+                    pause=pause is not None and bool(job.hidden_cases),
+                )
+                if paused and pause is not None:
+                    self.drain.cut()  # what it printed for its samples, and nothing after
+                    outcome.stdout = bytes(self.drain.shown).decode("utf-8", errors="replace")
+                    outcome.stdout_truncated = self.drain.shown_truncated
+                    outcome.wall_seconds = time.monotonic() - self._started
+                    pause.child = self
+                    return outcome
+            self._finish(outcome)
+        finally:
+            if pause is None or pause.child is not self:
+                self.close()
+        return outcome
+
+    def resume(self, job: Job, *, wall_seconds: float) -> RunOutcome:
+        """The hidden phase of a job paused after its samples (``run`` with a pause),
+        supervised to the end and the child closed. Its CPU time counts from the job's
+        delivery, as if it had never paused; the wall clock gives it ``wall_seconds``
+        from now (a paused child may run at a low CPU share)."""
+        outcome = self.collector.outcome
+        try:
+            assert self._clock is not None, "resume follows a paused run"
+            self._send_hidden_cases(job)
+            self._supervise(
+                job,
+                outcome,
+                self._clock,
+                deadline=time.monotonic() + wall_seconds,
+                hidden_pending=False,
+            )
+            self._finish(outcome)
         finally:
             self.close()
         return outcome
+
+    def prioritise(self, busy: bool) -> None:
+        """A full CPU share (a submission waits for this child) or the lowest (it works
+        ahead for a submission that may never come): the sandbox's cgroup where the host
+        delegates its cpu controller, and the processes' nice value where this process
+        may raise it back."""
+        if self.spec.set_busy is not None:
+            self.spec.set_busy(busy, boosted=busy and self.boosted)
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PGRP, self.process.pid, 0 if busy else NICE_WHILE_AHEAD)
+
+    def _finish(self, outcome: RunOutcome) -> None:
+        self._stop()
+        self._record(outcome, self._started)  # before the cgroup that knows OOM kills goes
+        if self._watch is not None:
+            self._watch.stop()
+            outcome.memory_killed = outcome.memory_killed or self._watch.exceeded
 
     def _record(self, outcome: RunOutcome, started: float) -> None:
         outcome.wall_seconds = time.monotonic() - started
@@ -302,20 +384,29 @@ class Runner(Protocol):
     def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome: ...
 
 
+class PausingRunner(Protocol):
+    """A runner that can stop a learner's job after its samples and hand over the child."""
+
+    def run(
+        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+    ) -> RunOutcome: ...
+
+
 def run_retrying(
     first: StartedChild,
     start: Callable[[bool], StartedChild],
     job: Job,
     judge: CaseJudge | None = None,
+    pause: Pause | None = None,
 ) -> RunOutcome:
-    """Run ``job`` on ``first``; once more on a fresh child (``start(boosted)``) if the
+    """Run ``job`` on ``first`` (pausing after its samples with ``pause``); once more on a fresh child (``start(boosted)``) if the
     first failed for a reason that is not the submission's: it never started (the job
     was not even delivered), something outside the sandbox killed it (not one of its
     limits), or it ran out of time while the machine was overloaded (grader/running/timing.py:
     the time-out is confirmed on a child with a large CPU share, whose outcome
     stands). A second failure of the grader's own stays in the outcome (grader/grade.py
     says so)."""
-    outcome = first.run(job, judge)
+    outcome = first.run(job, judge, pause)
     if outcome.timed_out and outcome.starved:
         log.warning(
             "a %s time-out while the machine was overloaded; confirming it on a quiet child",
@@ -325,7 +416,7 @@ def run_retrying(
         # the machine runs, so the confirmation also gets a longer wall clock: its CPU
         # budget, the limit that measures the submission, stays what it was.
         patient = replace(job, wall_seconds=job.wall_seconds * CONFIRMATION_WALL_FACTOR)
-        confirmed = start(True).run(patient, judge)
+        confirmed = start(True).run(patient, judge, pause)
         confirmed.confirmed = True
         return confirmed
     if outcome.startup_error is None and not outcome.killed_from_outside:
@@ -334,7 +425,7 @@ def run_retrying(
     log.warning(
         "a child failed through no fault of the submission (%s); retrying on a fresh one", reason
     )
-    return start(False).run(job, judge)
+    return start(False).run(job, judge, pause)
 
 
 class ProcessRunner:
@@ -348,5 +439,9 @@ class ProcessRunner:
             self.launcher, device=job.device, memory_mb=job.memory_mb, boosted=boosted
         )
 
-    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
-        return run_retrying(self._start(job), lambda boosted: self._start(job, boosted), job, judge)
+    def run(
+        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+    ) -> RunOutcome:
+        return run_retrying(
+            self._start(job), lambda boosted: self._start(job, boosted), job, judge, pause
+        )

@@ -1,0 +1,243 @@
+"""Run, then Submit (grader/parking.py): a passing run's child goes on into a secret
+draw's hidden cases, and the same learner's submission of the same code is graded on
+that outcome; anything else is discarded. Hostile code gains nothing over an ordinary
+submission: its verdict is the one the same code gets graded afresh on the same draw.
+Each test starts sandboxed children (about 2 s each)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader import expected
+from grader.child.verdicts import Mode, Verdict
+from grader.grade import HeldRun, grade, run_and_hold
+from grader.judging.feedback import learner_view
+from grader.judging.report import GradeReport
+from grader.judging.trusted import TrustedOutputs
+from grader.parking import ParkingLot, Ticket, available_memory_mb
+from grader.problems.problem import Problem, load_problem
+from grader.problems.scaffold import scaffold
+from grader.running.sandbox import SandboxLauncher
+from grader.running.supervise import ProcessRunner
+from grader.running.timing import TimeLimits
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+CORRECT = "def solve(x, scale):\n    return x * scale\n"
+LIMITS = TimeLimits(cpu_seconds=20.0, wall_seconds=30.0)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
+    root = tmp_path_factory.mktemp("parking")
+    scaffold("tiny", root)
+    return load_problem(root / "problems" / "tiny")
+
+
+@pytest.fixture(scope="module")
+def trusted(tiny: Problem) -> TrustedOutputs:
+    return expected.load_or_compute(tiny)
+
+
+@pytest.fixture
+def lot() -> Iterator[ParkingLot]:
+    parking = ParkingLot(seconds=60, working_limit=2, min_available_mb=0)
+    yield parking
+    parking.close()
+
+
+def hold(
+    problem: Problem, trusted: TrustedOutputs, source: str, variant: int = 1
+) -> tuple[GradeReport, HeldRun | None]:
+    return run_and_hold(
+        problem,
+        source,
+        device="cpu",
+        runner=ProcessRunner(SandboxLauncher()),
+        trusted=trusted,
+        limits=LIMITS,
+        variant=variant,
+    )
+
+
+def ticket(source: str, owner: str = "7") -> Ticket:
+    return Ticket(owner=owner, version="1", device="cpu", code_sha256=str(hash(source)))
+
+
+def continued(
+    lot: ParkingLot, problem: Problem, trusted: TrustedOutputs, source: str
+) -> tuple[GradeReport, GradeReport, int]:
+    """A run of ``source`` held and its submission taken: (run, submission, draw)."""
+    run, held = hold(problem, trusted, source)
+    assert held is not None, run.message
+    lot.park(ticket(source), held)
+    parked = lot.take(ticket(source))
+    assert parked is not None
+    report = parked.verdict(60)
+    assert report is not None, parked.discarded
+    return run, report, held.variant
+
+
+def afresh(problem: Problem, trusted: TrustedOutputs, source: str, variant: int) -> GradeReport:
+    runner = ProcessRunner(SandboxLauncher())
+    return grade(problem, source, trusted=trusted, variant=variant, limits=LIMITS, runner=runner)
+
+
+def test_a_passing_run_is_held_and_its_submission_graded_on_its_draw(
+    lot: ParkingLot, tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    run, report, variant = continued(lot, tiny, trusted, CORRECT)
+    assert run.mode is Mode.RUN and run.accepted
+    assert run.variant is None and not any(case.hidden for case in run.cases)
+    assert report.mode is Mode.SUBMIT and report.accepted and report.continued_from_run
+    assert report.variant == variant  # the draw is recorded: a regrade reproduces it
+    ordinary = afresh(tiny, trusted, CORRECT, variant)
+    assert [(c.name, c.hidden) for c in report.cases] == [
+        (c.name, c.hidden) for c in ordinary.cases
+    ]
+    assert report.cpu_seconds is not None and report.cpu_limit_seconds == LIMITS.cpu_seconds
+    shown = learner_view(report)
+    assert not shown.continued_from_run and shown.variant is None and shown.seconds is None
+
+
+def test_a_run_that_fails_a_sample_is_not_held(tiny: Problem, trusted: TrustedOutputs) -> None:
+    run, held = hold(tiny, trusted, "def solve(x, scale):\n    return x\n")
+    assert run.verdict is Verdict.WRONG_ANSWER and held is None
+    assert run.diagnosis == "You returned x unchanged; multiply it by scale."
+
+
+def test_other_code_another_learner_or_a_new_run_discards_the_held_child(
+    lot: ParkingLot, tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    _run, held = hold(tiny, trusted, CORRECT)
+    assert held is not None
+    lot.park(ticket(CORRECT), held)
+    assert lot.take(ticket(CORRECT, owner="8")) is None  # another learner: not theirs
+    edited = CORRECT + "# edited\n"
+    assert lot.take(ticket(edited)) is None  # the learner's own other code ends it
+    assert lot.take(ticket(CORRECT)) is None
+    _run, again = hold(tiny, trusted, CORRECT)
+    assert again is not None
+    lot.park(ticket(CORRECT), again)
+    lot.forget("7")  # a run that is not held (edited, failing) ends it too
+    assert lot.take(ticket(CORRECT)) is None
+    again.child.process.wait(timeout=10)  # killed, not left running
+
+
+def test_held_runs_expire_and_are_bounded(tiny: Problem, trusted: TrustedOutputs) -> None:
+    lot = ParkingLot(seconds=1.0, working_limit=1, min_available_mb=0)
+    try:
+        _run, first = hold(tiny, trusted, CORRECT)
+        assert first is not None
+        lot.park(ticket(CORRECT, owner="1"), first)
+        time.sleep(2.5)
+        assert lot.take(ticket(CORRECT, owner="1")) is None
+    finally:
+        lot.close()
+
+
+def test_memory_running_short_lets_working_children_go_first(
+    tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    slow = "import time\ndef solve(x, scale):\n    time.sleep(1.5)\n    return x * scale\n"
+    lot = ParkingLot(seconds=60, working_limit=2, min_available_mb=1 << 40)  # always short
+    try:
+        _run, held = hold(tiny, trusted, slow)
+        assert held is not None
+        lot.park(ticket(slow), held)
+        deadline = time.monotonic() + 10
+        while lot.counts()[1] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert lot.counts() == (0, 0)
+        assert lot.take(ticket(slow)) is None
+    finally:
+        lot.close()
+
+
+def test_available_memory_is_read_from_meminfo(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 100 kB\nMemAvailable:    2097152 kB\n")
+    assert available_memory_mb(meminfo) == 2048
+    assert available_memory_mb(tmp_path / "missing") is None
+
+
+# Hostile code behaving differently after its run: whatever it does, the verdict is the
+# one the same code gets on the same draw graded afresh, and nothing it printed once
+# the hidden inputs were in reaches the learner.
+COUNTS_CALLS = """
+calls = 0
+def solve(x, scale):
+    global calls
+    calls += 1
+    return x * scale if calls <= 1 else x
+"""
+READS_THE_TIME = """
+import time
+loaded = time.monotonic()
+def solve(x, scale):
+    return x * scale if time.monotonic() - loaded < 10 else x
+"""
+THREAD_ACTS_LATER = """
+import threading, time
+calls = 0
+def spy():
+    time.sleep(0.5)
+    print("seen later", flush=True)
+def solve(x, scale):
+    global calls
+    calls += 1
+    if calls == 1:
+        threading.Thread(target=spy, daemon=True).start()
+    else:
+        time.sleep(1.5)
+    return x * scale
+"""
+FORGES_FRAMES = """
+import json, os, struct, threading, time
+calls = 0
+def forge():
+    time.sleep(0.3)
+    meta = json.dumps({"solution": 0, "case": 1, "program": None, "seconds": 0.0,
+                       "outputs": []}).encode()
+    for fd in range(3, 20):
+        try:
+            os.write(fd, b"JJF1" + struct.pack("<B3xIQ", 4, len(meta), 0) + meta)
+        except OSError:
+            pass
+def solve(x, scale):
+    global calls
+    calls += 1
+    if calls == 1:
+        threading.Thread(target=forge, daemon=True).start()
+    else:
+        time.sleep(1.0)
+    return x * scale
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict"),
+    [
+        (COUNTS_CALLS, Verdict.WRONG_ANSWER),
+        (READS_THE_TIME, Verdict.ACCEPTED),
+        (THREAD_ACTS_LATER, Verdict.ACCEPTED),
+        (FORGES_FRAMES, Verdict.RUNTIME_ERROR),
+    ],
+    ids=["counts-calls", "reads-the-time", "thread-acts-later", "forges-frames"],
+)
+def test_code_that_changes_after_its_run_gains_nothing(
+    lot: ParkingLot, tiny: Problem, trusted: TrustedOutputs, source: str, verdict: Verdict
+) -> None:
+    run, report, variant = continued(lot, tiny, trusted, source)
+    assert run.accepted and "seen later" not in run.stdout
+    ordinary = afresh(tiny, trusted, source, variant)
+    assert report.verdict is ordinary.verdict is verdict
+    assert [c.verdict for c in report.cases] == [c.verdict for c in ordinary.cases]
+    shown = learner_view(report)
+    assert "seen later" not in shown.stdout and not shown.hidden_output
+    if source is THREAD_ACTS_LATER:  # staff see what it printed once the inputs were in
+        assert "seen later" in report.hidden_output
