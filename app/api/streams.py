@@ -1,8 +1,9 @@
 """How many verdict streams (Server-Sent Events, app/api/routes/submissions.py) a
 server holds open, and how each behaves. A stream holds no database connection
 and no admission slot while it waits (app/core/admission.py lets it past): it
-looks at the submission every ``LOOK_SECONDS`` with a connection of its own for
-that moment. Past ``MAX_STREAMS`` a new one is refused with 503 and the page
+looks at the submission the moment a worker of this process says it changed
+(app/grading/doorbell.py ``changes``), and every ``LOOK_SECONDS`` in any case (a
+worker in another process), with a connection of its own for that moment. Past ``MAX_STREAMS`` a new one is refused with 503 and the page
 polls instead, as it always could."""
 
 from __future__ import annotations

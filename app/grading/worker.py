@@ -28,7 +28,7 @@ from app.core.config import settings
 from app.core.db import session_scope
 from app.data import regrades
 from app.grading import heartbeats, queue
-from app.grading.doorbell import new_work
+from app.grading.doorbell import changes, new_work
 from app.grading.notifications import Listener
 from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import Regrade, RegradeItem, Submission
@@ -147,6 +147,7 @@ class EmbeddedWorkers:
             if claimed is None:
                 return False
             job = queue.job_of(claimed)
+        changes.changed(job.id)  # running now
         with self._state_lock:
             self._jobs[worker] = job.id
         with grading_of(job.id):  # every line until it is recorded carries its id
@@ -173,6 +174,7 @@ class EmbeddedWorkers:
             finally:
                 with self._state_lock:
                     self._jobs.pop(worker, None)
+            changes.changed(job.id)  # its verdict: the stream answers now, not at its next look
             log.info(
                 "submission %s: %s%s",
                 job.id,
@@ -204,6 +206,7 @@ class EmbeddedWorkers:
                 queue.samples_seen(
                     session, submission_id=submission_id, worker=worker, samples_json=stored
                 )
+            changes.changed(submission_id)
         except SQLAlchemyError as error:  # the verdict still comes; only the preview is lost
             self._database(ok=False, error=error)
 

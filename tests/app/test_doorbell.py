@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 from fastapi.testclient import TestClient
 
-from app.grading.doorbell import Doorbell
+from app.grading.doorbell import Changes, Doorbell
 from app.grading.worker import EmbeddedWorkers
 from tests.app.conftest import token_for
 from tests.app.test_api import stub_grader
@@ -34,6 +35,24 @@ def test_a_waiting_thread_wakes_at_once() -> None:
     bell.ring()
     waiter.join(timeout=5)
     assert woke == [1.0] and time.monotonic() - rang < 1
+
+
+def test_a_change_rung_from_a_worker_thread_wakes_the_stream_watching_it() -> None:
+    changes = Changes()
+
+    async def watch() -> tuple[bool, bool]:
+        mine, other = changes.watch(5), changes.watch(6)
+        threading.Timer(0.1, changes.changed, args=(5,)).start()
+        started = time.monotonic()
+        await asyncio.wait_for(mine.wait(), timeout=5)
+        woke_at_once = time.monotonic() - started < 1
+        changes.unwatch(5, mine)
+        changes.unwatch(6, other)
+        changes.changed(5)  # nobody watches any more: nothing to wake, nothing fails
+        return woke_at_once, other.is_set()
+
+    woke, other_woke = asyncio.run(watch())
+    assert woke and not other_woke
 
 
 def test_an_idle_worker_grades_a_new_submission_long_before_its_next_poll(

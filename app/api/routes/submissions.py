@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from app.data import catalog, comments
 from app.data import submissions as submission_data
 from app.dependencies import SessionDep
 from app.grading import queue
+from app.grading.doorbell import changes
 from app.grading.notifications import announce_new_work
 from app.models import Submission
 from app.schemas import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
@@ -178,10 +180,12 @@ async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
             return state.model_dump_json(), state.status == SubmissionStatus.DONE
 
     streams.opened()
+    changed = changes.watch(submission_id)  # rung by this process's workers
     try:
         began = last_sent = time.monotonic()
         sent = ""
         while True:
+            changed.clear()
             payload, done = await run_in_threadpool(now_json)
             if payload != sent:
                 yield f"event: {'done' if done else 'progress'}\ndata: {payload}\n\n"
@@ -194,8 +198,10 @@ async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
             if time.monotonic() - last_sent > streams.KEEP_ALIVE_SECONDS:
                 yield ": still grading\n\n"
                 last_sent = time.monotonic()
-            await asyncio.sleep(streams.LOOK_SECONDS)
+            with contextlib.suppress(TimeoutError):  # a worker elsewhere: look again anyway
+                await asyncio.wait_for(changed.wait(), streams.LOOK_SECONDS)
     finally:
+        changes.unwatch(submission_id, changed)
         streams.closed()
 
 
