@@ -309,9 +309,18 @@ class HeldRun:
     outcome: RunOutcome
     trusted: TrustedOutputs
     limits: TimeLimits
+    whole: Callable[[], TrustedOutputs] | None = None  # as ``grade``'s
 
     def submit_report(self) -> GradeReport:
         """The submission's report once the child has finished its hidden phase."""
+        if (
+            not self.trusted.diagnoses_ready
+            and self.whole is not None
+            and _kept_wrong(self.outcome)
+        ):
+            keys = [case_key(case, self.variant) for case in self.job.all_cases]
+            judge = CaseJudge(self.problem, self.job.all_cases, keys, self.trusted)
+            judge.match_later(self.outcome, self.whole())
         report = build_report(
             self.problem, Mode.SUBMIT, self.variant, self.job, self.outcome, self.trusted
         )
@@ -331,6 +340,7 @@ def run_and_hold(
     trusted: TrustedOutputs,
     limits: TimeLimits,
     variant: int,
+    whole: Callable[[], TrustedOutputs] | None = None,
 ) -> tuple[GradeReport, HeldRun | None]:
     """A run of ``source`` (its samples: the same report as ``grade`` in run mode) as the
     first phase of a submit on ``variant``'s hidden cases; when every sample passes,
@@ -352,7 +362,7 @@ def run_and_hold(
     report.cpu_limit_seconds = limits.cpu_seconds
     if pause.child is None:
         return report, None
-    if not report.accepted or not trusted.diagnoses_ready:
+    if not report.accepted:
         pause.child.close()
         return report, None
-    return report, HeldRun(problem, pause.child, job, chosen, outcome, trusted, limits)
+    return report, HeldRun(problem, pause.child, job, chosen, outcome, trusted, limits, whole)

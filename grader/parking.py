@@ -70,7 +70,7 @@ class ParkedRun:
         self.ticket, self.held = ticket, held
         self.parked_at = time.monotonic()
         self.expires_at = self.parked_at + seconds
-        self.report: GradeReport | None = None
+        self.finished = False  # its hidden phase ran to the end, its outcome usable
         self.discarded: str | None = None  # why its outcome will not be used
         self.done = threading.Event()
         self._thread = threading.Thread(
@@ -97,7 +97,7 @@ class ParkedRun:
             if outcome.startup_error:
                 reason = reason or "its runtime failed"
             if reason is None:
-                self.report = held.submit_report()
+                self.finished = True
             else:
                 self.discarded = reason
         except Exception:
@@ -109,7 +109,7 @@ class ParkedRun:
 
     def discard(self, reason: str) -> None:
         """Stop it (if still working); its outcome will not be used."""
-        if self.discarded is None and self.report is None:
+        if self.discarded is None and not self.finished:
             self.discarded = reason
         if self.working:
             self.held.child.kill()
@@ -122,9 +122,9 @@ class ParkedRun:
         if not self.done.wait(timeout):
             self.discard("it did not finish in time")
             return None
-        if self.report is None:
+        if not self.finished:
             return None
-        report = self.report.model_copy()
+        report = self.held.submit_report()
         report.continued_from_run = True
         return report
 

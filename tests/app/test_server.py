@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 import urllib.error
 import urllib.request
@@ -169,3 +170,44 @@ def test_a_verdict_streams_its_stages_then_arrives(server: Server, token: str) -
         urllib.request.urlopen(missing, timeout=30)
     refused.value.close()
     assert refused.value.code == 404
+
+
+def verdict_of(server: Server, token: str, body: dict[str, str]) -> dict[str, object]:
+    created = api(server, token, "/api/submissions", body)
+    deadline = time.monotonic() + 300  # a first start runs the trusted runs first
+    while time.monotonic() < deadline:
+        state = api(server, token, f"/api/submissions/{created['id']}")
+        if state["status"] == "done":
+            return state
+        time.sleep(0.1)
+    raise AssertionError(f"no verdict for {created['id']}")
+
+
+def test_run_then_submit_grades_the_submission_in_the_runs_child(
+    server: Server, token: str, env: dict[str, str]
+) -> None:
+    """The rhythm learners have: Run until the samples pass, then Submit the same code.
+    The submission is graded on the hidden cases the run's child went on into, and its
+    draw is the one recorded (a regrade reproduces it); edited code is graded afresh."""
+    code = REFERENCE.read_text()
+    ran = verdict_of(
+        server, token, {"problem": "scan-microbatched-grads", "code": code, "mode": "run"}
+    )
+    assert ran["verdict"] == "accepted"
+    submitted = verdict_of(server, token, {"problem": "scan-microbatched-grads", "code": code})
+    edited = verdict_of(
+        server, token, {"problem": "scan-microbatched-grads", "code": code + "\n# edited\n"}
+    )
+    assert submitted["verdict"] == edited["verdict"] == "accepted"
+    database = env["JAXJUDGE_DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(database) as connection:
+        rows = {
+            row[0]: (json.loads(row[1]), row[2])
+            for row in connection.execute(
+                "SELECT id, result_json, hidden_draw FROM submissions WHERE id IN (?, ?)",
+                (submitted["id"], edited["id"]),
+            )
+        }
+    report, draw = rows[submitted["id"]]
+    assert report["continued_from_run"] is True and report["variant"] == draw
+    assert rows[edited["id"]][0]["continued_from_run"] is False
