@@ -2,23 +2,31 @@
 
 `jaxjudge serve` (embedded workers, SQLite, default settings) on a throwaway
 database; clients submit each problem's reference as a learner would, through
-the JSON API, and poll like the page does. Measured on the client's clock, from
-the POST to the answer that says `done`:
+the JSON API, and wait for the verdict on its stream as the page does (Server-Sent
+Events; polling if refused). Measured on the client's clock, from the POST to the
+`done` event:
 
   - think time: one learner per problem, one submission every 5 s;
   - back to back: one learner resubmitting the moment a verdict arrives;
-  - a class burst: 30 learners each submitting once within 10 s;
+  - Run, then Submit: the learner runs the samples, reads the result for 5 s, then
+    submits the same code (grader/parking.py); the submission's time is measured;
+  - class bursts of 30 and 60 learners each running then submitting (one in three
+    edits the code in between), with held runs off and on: graded per minute and the
+    machine's CPU-seconds per submission;
 
-and, in the same run, a naive grader: a fresh `python` per submission that
-imports jax/flax/optax and calls the solution eagerly on the same cases (no
-sandbox, no pool, default XLA flags).
+and, in the same run, two baselines: a naive grader (a fresh `python` per submission
+that imports jax/flax/optax and calls the solution eagerly on the same cases: no
+sandbox, no pool, default XLA flags) and the in-process floor (bench/floor.py: the
+same code on the same cases through the child's own code path, with the children's
+XLA flags, in one warm process: what the learner's compiles cost, nothing of ours).
 
-    .venv/bin/python -m bench.submit_latency [--runs 6] [--write]
+    .venv/bin/python -m bench.submit_latency [--runs 5] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -28,11 +36,15 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxjudge_client.verdicts import poll_delay  # as the page and `jaxjudge submit` poll
 
 from bench.blocks import write_block
+from bench.floor import floor_seconds
 from bench.http_load import percentile
 from bench.sustained import api
 from grader.config import PROJECT_ROOT
@@ -67,14 +79,100 @@ PROBLEMS = (
 )
 
 
-def submit_and_wait(url: str, token: str, slug: str, code: str) -> tuple[float, str]:
+def verdict_stream(url: str, token: str, submission: int) -> dict[str, object] | None:
+    """The `done` event of the submission's stream, as the page waits for it (None: the
+    server refused a stream or it ended without one)."""
+    request = urllib.request.Request(
+        f"{url}/api/submissions/{submission}/events", headers={"Authorization": f"Bearer {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=600) as stream:
+            kind = ""
+            for raw in stream:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    kind = line.removeprefix("event: ")
+                elif line.startswith("data: ") and kind == "done":
+                    state: dict[str, object] = json.loads(line.removeprefix("data: "))
+                    return state
+    except urllib.error.HTTPError as refused:
+        refused.close()
+    return None
+
+
+def submit_and_wait(
+    url: str, token: str, slug: str, code: str, mode: str = "submit"
+) -> tuple[float, str]:
     started = time.monotonic()
-    made = api(f"{url}/api/submissions", token, {"problem": slug, "code": code})
-    while True:
-        state = api(f"{url}/api/submissions/{made['id']}", token)
-        if state["status"] == "done":
-            return time.monotonic() - started, str(state["verdict"])
+    made = api(f"{url}/api/submissions", token, {"problem": slug, "code": code, "mode": mode})
+    state = verdict_stream(url, token, int(str(made["id"])))
+    while state is None or state["status"] != "done":
         time.sleep(poll_delay(time.monotonic() - started))
+        state = api(f"{url}/api/submissions/{made['id']}", token)
+    return time.monotonic() - started, str(state["verdict"])
+
+
+def run_then_submit(url: str, token: str, slug: str, code: str, edit: bool = False) -> float:
+    """Run the samples, read the result for a while, submit (the same code unless
+    ``edit``); the submission's time."""
+    _seconds, verdict = submit_and_wait(url, token, slug, code, mode="run")
+    assert verdict == "accepted", f"{slug}: the run said {verdict}"
+    time.sleep(THINK_SECONDS)
+    seconds, verdict = submit_and_wait(url, token, slug, code + ("\n# edited\n" if edit else ""))
+    assert verdict == "accepted", f"{slug}: the submission said {verdict}"
+    return seconds
+
+
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine has spent busy since boot (every process)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Burst:
+    learners: int
+    held: bool
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    submits: list[float] = field(default_factory=list)
+
+    def line(self) -> str:
+        per_minute = self.learners / self.seconds * 60
+        return (
+            f"| {self.learners} | {'on' if self.held else 'off'} | {self.seconds:.1f} s"
+            f" | {per_minute:.1f} | {2 * per_minute:.1f}"
+            f" | {statistics.median(self.submits):.2f} s | {percentile(self.submits, 0.95):.2f} s"
+            f" | {self.cpu_seconds / self.learners:.2f} s |"
+        )
+
+
+def burst(
+    url: str, tokens: list[str], slugs: list[str], sources: dict[str, str], size: int, held: bool
+) -> Burst:
+    """``size`` learners arriving within 10 s, each running then submitting (one in
+    three edits the code in between)."""
+    result = Burst(size, held)
+    lock = threading.Lock()
+
+    def one(number: int) -> None:
+        time.sleep(random.Random(number).uniform(0, 10))
+        slug = slugs[number % len(slugs)]
+        seconds = run_then_submit(url, tokens[number], slug, sources[slug], edit=number % 3 == 2)
+        with lock:
+            result.submits.append(seconds)
+
+    cpu, started = busy_cpu_seconds(), time.monotonic()
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(size)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.seconds = time.monotonic() - started
+    result.cpu_seconds = busy_cpu_seconds() - cpu
+    print(result.line(), flush=True)
+    return result
 
 
 def naive(slug: str, runs: int) -> list[float]:
@@ -105,89 +203,110 @@ def stats(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=6)
-    parser.add_argument("--burst", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--bursts", default="30,60", help="class sizes, comma-separated")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--all", action="store_true", help="every problem, not the five below")
+    parser.add_argument("--problems", default="", help="these problems (comma-separated) instead")
     args = parser.parse_args()
+    sizes = [int(size) for size in args.bursts.split(",") if size]
+    load_before = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="jaxjudge-latency-"))
     env = {**server_env(workdir), "JAXJUDGE_MAX_SUBMITS_PER_HOUR": "100000"}
     assert jaxjudge(env, "prepare").returncode == 0
     slugs = [folder.name for folder in problem_folders()] if args.all else list(PROBLEMS)
+    slugs = args.problems.split(",") if args.problems else slugs
     sources = {s: (PROJECT_ROOT / "reference_solutions" / f"{s}.py").read_text() for s in slugs}
     tokens = []
-    for number in range(max(args.burst, len(slugs))):
+    for number in range(max([*sizes, len(slugs)])):
         name = f"learner{number}"
         jaxjudge(env, "users", "create", name, "--password-stdin", stdin="long bench password\n")
         tokens.append(jaxjudge(env, "tokens", "create", name).stdout.strip())
     naive_runs = {slug: naive(slug, 3) for slug in slugs}  # first: a broken baseline fails fast
     print("naive p50:", {s: round(statistics.median(v), 2) for s, v in naive_runs.items()})
+    floors = {slug: floor_seconds(slug, list(range(args.runs))) for slug in slugs}
+    print("floor p50:", {s: round(statistics.median(v), 2) for s, v in floors.items()})
     think: dict[str, list[float]] = {}
     back: dict[str, list[float]] = {}
+    continued: dict[str, list[float]] = {}
     verdicts: dict[str, int] = {}
-    server = Server(env, 2)
-    try:
-        time.sleep(10)  # the pool starts and warms its children, as on a running server
-        for index, slug in enumerate(slugs):
-            for _ in range(args.runs):
+    bursts: list[Burst] = []
+    for held in (False, True):  # bursts before (held runs off) and after
+        server = Server({**env, "JAXJUDGE_PARK_SECONDS": "120" if held else "0"}, 2)
+        try:
+            time.sleep(10)  # the pool starts and warms its children, as on a running server
+            if held:
+                for index, slug in enumerate(slugs):
+                    for _ in range(args.runs):
+                        time.sleep(THINK_SECONDS)
+                        seconds, verdict = submit_and_wait(
+                            server.url, tokens[index], slug, sources[slug]
+                        )
+                        think.setdefault(slug, []).append(seconds)
+                        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+                    for _ in range(args.runs):
+                        seconds, verdict = submit_and_wait(
+                            server.url, tokens[index], slug, sources[slug]
+                        )
+                        back.setdefault(slug, []).append(seconds)
+                        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+                    for _ in range(args.runs):
+                        seconds = run_then_submit(server.url, tokens[index], slug, sources[slug])
+                        continued.setdefault(slug, []).append(seconds)
+                    print(
+                        slug,
+                        "think:", [round(t, 2) for t in think[slug]],
+                        "back to back:", [round(t, 2) for t in back[slug]],
+                        "run then submit:", [round(t, 2) for t in continued[slug]],
+                        flush=True,
+                    )  # fmt: skip
                 time.sleep(THINK_SECONDS)
-                seconds, verdict = submit_and_wait(server.url, tokens[index], slug, sources[slug])
-                think.setdefault(slug, []).append(seconds)
-                verdicts[verdict] = verdicts.get(verdict, 0) + 1
-            print(slug, "think time:", [round(t, 2) for t in think[slug]], flush=True)
-            for _ in range(args.runs):
-                seconds, verdict = submit_and_wait(server.url, tokens[index], slug, sources[slug])
-                back.setdefault(slug, []).append(seconds)
-                verdicts[verdict] = verdicts.get(verdict, 0) + 1
-            print(slug, "back to back:", [round(t, 2) for t in back[slug]], flush=True)
-        time.sleep(THINK_SECONDS)
-        burst: list[float] = []
-        lock = threading.Lock()
-
-        def one(number: int) -> None:
-            time.sleep(random.Random(number).uniform(0, 10))
-            slug = slugs[number % len(slugs)]
-            seconds, verdict = submit_and_wait(server.url, tokens[number], slug, sources[slug])
-            with lock:
-                burst.append(seconds)
-                verdicts[verdict] = verdicts.get(verdict, 0) + 1
-
-        burst_started = time.monotonic()
-        threads = [threading.Thread(target=one, args=(n,)) for n in range(args.burst)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        burst_seconds = time.monotonic() - burst_started
-    finally:
-        server.stop()
+            for size in sizes:
+                bursts.append(burst(server.url, tokens, slugs, sources, size, held))
+                time.sleep(THINK_SECONDS)
+        finally:
+            server.stop()
+    load = " / ".join(f"{value:.2f}" for value in load_before)
     lines = [
         "Measured by `bench/submit_latency.py` through `jaxjudge serve` (2 embedded workers,"
         " SQLite, default settings) and the JSON API, on the client's clock from the POST to"
-        " the answer that says `done`, polling as the page does; the reference of each problem"
-        " submitted as a learner would.",
+        " the verdict's `done` event on its stream (as the page waits for it); the reference"
+        " of each problem submitted as a learner would.",
         "",
-        f"- Machine: {platform.machine()}, {__import__('os').cpu_count()} cores, CPU only;"
-        f" runtime {', '.join(f'{k} {v}' for k, v in runtime_versions().items())}.",
+        f"- Machine: {platform.machine()}, {os.cpu_count()} cores, CPU only; load average"
+        f" {load} (1, 5, 15 min) when the bench started; runtime"
+        f" {', '.join(f'{k} {v}' for k, v in runtime_versions().items())}.",
+        "- Floor: the same code on the same cases in one warm process through the child's own"
+        " code path, with the children's XLA flags (bench/floor.py), one run per variant.",
         "- Naive grader: a fresh `python` per submission, imports, the solution called"
         " eagerly on the same cases (no sandbox, no pool, default XLA flags), 3 runs each.",
+        "- Run, then Submit: the run's verdict, 5 s of reading, then the same code submitted.",
         "",
-        "| problem | think time 5 s: p50 | p95 | back to back: p50 | p95 | naive p50 | speed-up (p50, think time) |",
-        "|---|---|---|---|---|---|---|",
+        "| problem | floor p50 | think time 5 s: p50 | p95 | over the floor (p50) | back to back: p50 | p95 | Run, then Submit: p50 | p95 | naive p50 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for slug in slugs:
-        ratio = statistics.median(naive_runs[slug]) / statistics.median(think[slug])
+        floor = statistics.median(floors[slug])
         lines.append(
-            f"| `{slug}` | {stats(think[slug])} | {stats(back[slug])} |"
-            f" {statistics.median(naive_runs[slug]):.2f} s | {ratio:.1f}x |"
+            f"| `{slug}` | {floor:.2f} s | {stats(think[slug])}"
+            f" | {statistics.median(think[slug]) - floor:+.2f} s | {stats(back[slug])}"
+            f" | {stats(continued[slug])} | {statistics.median(naive_runs[slug]):.2f} s |"
         )
     lines += [
         "",
-        f"Class burst: {args.burst} learners each submitting once within 10 s: all verdicts"
-        f" after {burst_seconds:.1f} s; per learner p50 {statistics.median(burst):.2f} s,"
-        f" p95 {percentile(burst, 0.95):.2f} s, max {max(burst):.2f} s"
-        f" ({args.burst / burst_seconds * 60:.0f} graded per minute while it lasted).",
-        f"Verdicts: {dict(sorted(verdicts.items()))}. Runs per problem and mode: {args.runs}.",
+        "Class bursts: each learner arrives within 10 s, runs the samples, reads the result"
+        " for 5 s and submits (one in three edits the code first, so its submission is graded"
+        " afresh); held runs off (`JAXJUDGE_PARK_SECONDS=0`), then on. CPU: the whole"
+        " machine's busy CPU time over the burst (load generator included) per learner"
+        " (one run and one submission).",
+        "",
+        "| learners | held runs | all verdicts after | submissions per minute | gradings per minute | submission p50 | p95 | CPU per learner |",
+        "|---|---|---|---|---|---|---|---|",
+        *(result.line() for result in bursts),
+        "",
+        f"Verdicts of the single-learner modes: {dict(sorted(verdicts.items()))}; every run"
+        f" and submission of Run, then Submit and of the bursts was accepted. Runs per problem"
+        f" and mode: {args.runs}.",
     ]
     print("\n".join(lines))
     if args.write:

@@ -10,7 +10,10 @@ learner's next submission and compiles and runs them at the lowest CPU share, it
 outcome held here, unseen. If that learner's next submission is the same code for the
 same problem version on the same device, its verdict is that outcome (the draw is
 recorded with it, so a regrade reproduces it); if the child is still working, the
-submission raises it to a full share and waits. Anything else discards it: another
+submission raises it to a full share and waits. Where the outcome cannot be used once
+the submission has taken it (it timed out while working ahead, it was stopped), the
+submission is graded afresh on the same draw: what the code did with those inputs
+shows in that verdict, as it would in an ordinary submission, and in nothing else. Anything else discards it: another
 submission of the learner (other code, another problem), a new run, the time limit
 (``park_seconds``), the bound on children working ahead per worker, memory running
 short on the machine, a restart.
@@ -125,7 +128,7 @@ class ParkedRun:
         if not self.finished:
             return None
         report = self.held.submit_report()
-        report.continued_from_run = True
+        report.continued_from_run = report.run_draw = True
         return report
 
 

@@ -165,7 +165,7 @@ class EmbeddedWorkers:
                         verdict=report.verdict.value,
                         score=report.score,
                         result_json=json.dumps(report.to_json(), allow_nan=False),
-                        hidden_draw=report.variant if report.continued_from_run else None,
+                        hidden_draw=report.variant if report.run_draw else None,
                     ),
                     Submission,
                     job.id,

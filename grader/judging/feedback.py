@@ -94,6 +94,7 @@ def learner_view(report: GradeReport) -> GradeReport:
             "variant": None,
             "hidden_output": "",
             "continued_from_run": False,
+            "run_draw": False,
             # The whole grading's time includes the hidden cases': a timing channel.
             "seconds": None if had_hidden else report.seconds,
             "cpu_seconds": None if had_hidden else report.cpu_seconds,

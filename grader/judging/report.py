@@ -100,8 +100,11 @@ class GradeReport(BaseModel):
     cpu_seconds: Measure = None
     variant: int | None = None
     hidden_output: str = ""
-    # Staff only: graded in the child of a passing run of the same code (grader/parking.py).
+    # Staff only (grader/parking.py): graded in the child of a passing run of the same
+    # code; on the draw that run chose (in its child, or afresh where its outcome could
+    # not be used), which the submission then records.
     continued_from_run: bool = False
+    run_draw: bool = False
     hidden_output_withheld: bool = Field(
         False, description="A learner's view: output during hidden cases is not shown."
     )
