@@ -1,8 +1,9 @@
 """The in-process floor of one submission: what its own code costs, nothing of ours.
 
 One warm process (no sandbox), the children's XLA flags, the library warm-up done
-first, as a pooled child has it. For each run: the solution's source executed afresh
-(a new function: nothing compiled before is reused), then every case of one
+first, as a pooled child has it. For each run: the cases' inputs put on the device,
+the solution's source executed afresh (a new function: nothing compiled before is
+reused), then every case of one
 submission (the samples and probes, then one variant's hidden cases) called through
 the child's own code path (grader/child/run.py ``_Loaded.call``: one program per
 shape group, traced, lowered, compiled, run) and its outputs fetched to the host. The
@@ -63,11 +64,11 @@ def _measure(slug: str, variants: list[int]) -> list[float]:
     )
     seconds = []
     for variant in variants:
-        cases = [
+        started = time.perf_counter()
+        cases = [  # the inputs put on the device, as a child does with what it receives
             [run._on_device(value, jax.numpy) for value in case.args.values()]
             for case in (*bank.first_phase, *bank.for_variant(variant))
         ]
-        started = time.perf_counter()
         namespace: dict[str, Any] = {"__name__": "submission"}
         exec(compile(problem.reference_source, "submission.py", "exec"), namespace)
         loaded = run._Loaded(0, "submission.py", namespace[problem.config.entry_point])

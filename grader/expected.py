@@ -19,6 +19,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,15 @@ def _save(path: os.PathLike[str], trusted: TrustedOutputs) -> None:
 
 
 def _load(path: Path) -> TrustedOutputs:
+    """The outputs in ``path``, read once per process for as long as the file is the
+    same (a worker grades with them on every submission; reading costs 60-90 ms). No
+    caller changes a ``TrustedOutputs``: a fresh run makes a new one."""
+    stat = path.stat()
+    return _read(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=32)
+def _read(path: Path, _mtime_ns: int, _size: int) -> TrustedOutputs:
     trusted = TrustedOutputs(
         reference={}, from_cache=True, diagnoses_ready=not path.name.endswith(REFERENCE_ONLY)
     )
