@@ -19,6 +19,7 @@ import contextlib
 import logging
 import math
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -85,6 +86,12 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
 def encode_hidden_cases(job: Job) -> bytes:
     cases, data = protocol.pack_cases([list(c.args.values()) for c in job.hidden_cases])
     return protocol.encode_frame(Kind.HIDDEN_CASES, {"cases": cases}, data)
+
+
+def can_renice() -> bool:
+    """Whether this process may give a child's niceness back once lowered (root, or an
+    RLIMIT_NICE that allows nice 0): only then is it lowered at all."""
+    return os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
 
 
 class Pause:
@@ -328,8 +335,9 @@ class StartedChild:
         may raise it back."""
         if self.spec.set_busy is not None:
             self.spec.set_busy(busy, boosted=busy and self.boosted)
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PGRP, self.process.pid, 0 if busy else NICE_WHILE_AHEAD)
+        if can_renice():
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PGRP, self.process.pid, 0 if busy else NICE_WHILE_AHEAD)
 
     def _finish(self, outcome: RunOutcome) -> None:
         self._stop()

@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from jaxjudge_client.errors import CommandError
@@ -105,6 +106,23 @@ class ApiClient:
             except ValueError:
                 raise CommandError(f"{url}: the answer is not JSON") from None
         raise CommandError(f"{url}: the server stayed busy ({RETRIES} tries)")
+
+    def events(self, path: str, *, timeout: float) -> Iterator[tuple[str, Any]]:
+        """A Server-Sent Events stream at ``path``: each event's name and its data (JSON),
+        until the stream ends. Whatever fails (refused with 503, a proxy that buffers,
+        a broken connection) raises ``OSError`` or ``ValueError``: the caller polls."""
+        request = urllib.request.Request(
+            f"{self.server}{path}",
+            headers={"Authorization": f"Bearer {self.token}", "Accept": "text/event-stream"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as stream:
+            kind = "message"
+            for raw in stream:
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if line.startswith("event:"):
+                    kind = line.removeprefix("event:").strip()
+                elif line.startswith("data:"):
+                    yield kind, json.loads(line.removeprefix("data:").strip())
 
     def _no_answer(self, url: str) -> str:
         return f"{url}: no answer within {self.timeout:g} s ({RETRIES} tries)"

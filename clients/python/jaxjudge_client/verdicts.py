@@ -11,6 +11,7 @@ from jaxjudge_client.http import ApiClient
 
 Answer = dict[str, Any]  # GET /api/submissions/{id}, as JSON
 Progress = Callable[[Answer, float], None]  # the latest answer, seconds since submitting
+STREAM_READ_SECONDS = 60.0  # the server says something at least every 15 s
 
 
 def poll_delay(waited: float) -> float:
@@ -64,8 +65,23 @@ def wait(
     timeout: float = 300.0,
     progress: Progress | None = None,
 ) -> Answer:
+    """The finished answer: from the submission's event stream, or by polling where the
+    server refuses a stream (busy) or something on the way does not pass it."""
     started = time.monotonic()
     answer: Answer = {"status": "queued"}
+    try:  # pushed by the server the moment it changes, as the page gets it
+        for kind, pushed in client.events(
+            f"/api/submissions/{submission_id}/events", timeout=min(timeout, STREAM_READ_SECONDS)
+        ):
+            if kind not in ("progress", "done") or not isinstance(pushed, dict):
+                break  # "again": the stream's time is up; read on by polling
+            answer = pushed
+            if progress is not None:
+                progress(answer, time.monotonic() - started)
+            if answer.get("status") == "done":
+                return answer
+    except (OSError, ValueError):
+        pass  # refused (a busy server), a proxy that does not stream: poll instead
     while time.monotonic() - started < timeout:
         answer = client.request("GET", f"/api/submissions/{submission_id}")
         waited = time.monotonic() - started
