@@ -89,6 +89,8 @@ class PoolGrader:
         graded in its child. None: the ordinary way (a regrade, parking off, no held run)."""
         if job.learner is None or job.version_id is None or not self.parking.enabled:
             return None
+        if device != "cpu":  # a GPU child working ahead would hold one of the card's slots
+            return None
         ticket = Ticket(
             owner=str(job.learner),
             version=str(job.version_id),

@@ -144,6 +144,7 @@ class FrameCollector:
         self.hello = threading.Event()
         self.samples_done = threading.Event()  # the child may now receive hidden cases
         self.ended = threading.Event()  # the result channel closed (the child is gone)
+        self.done = threading.Event()  # DONE arrived: every case is in
         self._hidden_sent = False
         self._lock = threading.Lock()  # a frame is accepted whole before a snapshot is taken
 
@@ -197,6 +198,7 @@ class FrameCollector:
             raise ProtocolError(f"unexpected {frame.kind.name} frame")
         if frame.kind is Kind.DONE:
             outcome.finished = True
+            self.done.set()
             return
         if frame.kind is Kind.SAMPLES_DONE:
             self._accept_samples_done(job)

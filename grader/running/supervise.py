@@ -237,12 +237,8 @@ class StartedChild:
                     hidden_pending = False
                 if self.process.poll() is not None:
                     break
-            else:
-                try:
-                    self.process.wait(timeout=POLL_SECONDS)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
+            elif self.collector.done.wait(POLL_SECONDS) or self.process.poll() is not None:
+                break  # every case is in (the child only exits after DONE), or it is gone
             # Read even without a CPU limit (calibration measures the reference so): a
             # process tree (no cgroup: containers) forgets a process once it exits.
             used = clock.cpu_seconds() - cpu_at_start

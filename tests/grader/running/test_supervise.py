@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.sandbox]
 SCAN = PROJECT_ROOT / "problems" / "scan-microbatched-grads"
 
 
+@pytest.mark.slow  # four runtimes start: two gradings' tries and two trusted runs'
 @pytest.mark.skipif(
     gpu_available(), reason="a GPU is here: the child would start on it (the fallback needs none)"
 )

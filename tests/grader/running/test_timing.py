@@ -31,7 +31,7 @@ class Child:
     def __init__(self, outcome: RunOutcome) -> None:
         self.outcome = outcome
 
-    def run(self, job: Job, judge: object = None) -> RunOutcome:
+    def run(self, job: Job, judge: object = None, pause: object = None) -> RunOutcome:
         return self.outcome
 
 
@@ -45,7 +45,7 @@ def test_a_time_out_while_the_machine_was_overloaded_is_confirmed_on_a_quiet_chi
     given: list[Job] = []
 
     class Quiet(Child):
-        def run(self, job: Job, judge: object = None) -> RunOutcome:
+        def run(self, job: Job, judge: object = None, pause: object = None) -> RunOutcome:
             given.append(job)
             return quiet
 
