@@ -36,7 +36,7 @@ from grader.running.frames import CaseJudge, FrameCollector
 from grader.running.gpu_sharing import MemoryWatch
 from grader.running.launch import Launcher, LaunchSpec, PlainLauncher, cpu_seconds_for
 from grader.running.output import OutputDrain
-from grader.running.timing import SandboxClock, machine_overloaded
+from grader.running.timing import SandboxClock, machine_overloaded, process_tree, threads_of
 
 log = logging.getLogger("jaxjudge.supervise")
 STARTUP_SECONDS = 120.0
@@ -152,6 +152,10 @@ class StartedChild:
             thread.start()
         self.closed = False
         self.stopped_by_us = False  # killed by this supervisor (a limit, the protocol), not outside
+        # Starting and waiting, it yields the CPU to gradings: its cgroup's low share
+        # where the host delegates the controller (grader/running/cgroups.py), nice 19
+        # where this process may give it back when the job arrives.
+        self.prioritise(busy=False)
         self._clock: SandboxClock | None = None
         self._cpu_at_start = 0.0
         self._sched_at_start: Any = None
@@ -192,8 +196,7 @@ class StartedChild:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
-        if self.spec.set_busy is not None:
-            self.spec.set_busy(True, boosted=self.boosted)
+        self.prioritise(busy=True)
         self.collector.bind(job, judge)
         frame = encode_job(job, self.max_elements, self.spec.address_space_bytes(job.memory_mb))
         self._write(frame, close=not job.hidden_cases)
@@ -325,15 +328,24 @@ class StartedChild:
         return outcome
 
     def prioritise(self, busy: bool) -> None:
-        """A full CPU share (a submission waits for this child) or the lowest (it works
-        ahead for a submission that may never come): the sandbox's cgroup where the host
-        delegates its cpu controller, and the processes' nice value where this process
-        may raise it back."""
+        """A full CPU share (a job is delivered, a submission waits for this child) or the
+        lowest (it starts and waits, or works ahead for a submission that may never
+        come): the sandbox's cgroup where the host delegates its cpu controller, and the
+        nice value of every thread of the sandbox where this process may give it back."""
         if self.spec.set_busy is not None:
             self.spec.set_busy(busy, boosted=busy and self.boosted)
-        if can_renice():
+        if not can_renice():
+            return
+        # Thread by thread: the sandboxed process has a session (and process group) of
+        # its own, and a thread started later inherits its creator's niceness.
+        threads = (
+            self.spec.threads()
+            if self.spec.threads is not None
+            else threads_of(process_tree(self.process.pid))
+        )
+        for thread in threads:
             with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PGRP, self.process.pid, 0 if busy else NICE_WHILE_AHEAD)
+                os.setpriority(os.PRIO_PROCESS, thread, 0 if busy else NICE_WHILE_AHEAD)
 
     def _finish(self, outcome: RunOutcome) -> None:
         self._stop()

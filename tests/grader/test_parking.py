@@ -6,6 +6,7 @@ Each test starts sandboxed children (about 2 s each)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +23,8 @@ from grader.parking import ParkingLot, Ticket, available_memory_mb
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
 from grader.running.sandbox import SandboxLauncher
-from grader.running.supervise import ProcessRunner
-from grader.running.timing import TimeLimits
+from grader.running.supervise import NICE_WHILE_AHEAD, ProcessRunner, can_renice
+from grader.running.timing import TimeLimits, process_tree, threads_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -241,3 +242,21 @@ def test_code_that_changes_after_its_run_gains_nothing(
     assert "seen later" not in shown.stdout and not shown.hidden_output
     if source is THREAD_ACTS_LATER:  # staff see what it printed once the inputs were in
         assert "seen later" in report.hidden_output
+
+
+@pytest.mark.skipif(not can_renice(), reason="this process may not give a niceness back")
+def test_a_child_working_ahead_yields_the_cpu_and_a_waiting_submission_takes_it_back(
+    tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    _run, held = hold(tiny, trusted, CORRECT)
+    assert held is not None
+    try:
+        child = held.child
+        threads = threads_of(process_tree(child.process.pid))
+        assert len(threads) > 2  # bubblewrap, the runtime and its threads
+        child.prioritise(busy=False)
+        assert {os.getpriority(os.PRIO_PROCESS, t) for t in threads} == {NICE_WHILE_AHEAD}
+        child.prioritise(busy=True)
+        assert {os.getpriority(os.PRIO_PROCESS, t) for t in threads} == {0}
+    finally:
+        held.child.close()
