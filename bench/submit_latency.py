@@ -208,6 +208,9 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--all", action="store_true", help="every problem, not the five below")
     parser.add_argument("--problems", default="", help="these problems (comma-separated) instead")
+    parser.add_argument(
+        "--bursts-only", action="store_true", help="the class bursts alone (their own block)"
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.bursts.split(",") if size]
     load_before = os.getloadavg()
@@ -222,9 +225,11 @@ def main() -> None:
         name = f"learner{number}"
         jaxjudge(env, "users", "create", name, "--password-stdin", stdin="long bench password\n")
         tokens.append(jaxjudge(env, "tokens", "create", name).stdout.strip())
-    naive_runs = {slug: naive(slug, 3) for slug in slugs}  # first: a broken baseline fails fast
+    single = not args.bursts_only
+    # First: a broken baseline fails fast.
+    naive_runs = {slug: naive(slug, 3) for slug in slugs} if single else {}
     print("naive p50:", {s: round(statistics.median(v), 2) for s, v in naive_runs.items()})
-    floors = {slug: floor_seconds(slug, list(range(args.runs))) for slug in slugs}
+    floors = {slug: floor_seconds(slug, list(range(args.runs))) for slug in slugs} if single else {}
     print("floor p50:", {s: round(statistics.median(v), 2) for s, v in floors.items()})
     think: dict[str, list[float]] = {}
     back: dict[str, list[float]] = {}
@@ -235,7 +240,7 @@ def main() -> None:
         server = Server({**env, "JAXJUDGE_PARK_SECONDS": "120" if held else "0"}, 2)
         try:
             time.sleep(10)  # the pool starts and warms its children, as on a running server
-            if held:
+            if held and single:
                 for index, slug in enumerate(slugs):
                     for _ in range(args.runs):
                         time.sleep(THINK_SECONDS)
@@ -267,15 +272,43 @@ def main() -> None:
         finally:
             server.stop()
     load = " / ".join(f"{value:.2f}" for value in load_before)
+    machine = (
+        f"- Machine: {platform.machine()}, {os.cpu_count()} cores, CPU only; load average"
+        f" {load} (1, 5, 15 min) when the bench started; runtime"
+        f" {', '.join(f'{k} {v}' for k, v in runtime_versions().items())}."
+    )
+    if single:
+        lines = single_lines(slugs, machine, floors, think, back, continued, naive_runs)
+        lines.append(
+            f"Verdicts of the single-learner modes: {dict(sorted(verdicts.items()))}; every run"
+            f" and submission of Run, then Submit was accepted. Runs per problem and mode:"
+            f" {args.runs}."
+        )
+        print("\n".join(lines))
+        if args.write:
+            write_block("submit_latency", lines)
+    lines = burst_lines(machine, bursts)
+    print("\n".join(lines))
+    if args.write and bursts:
+        write_block("submit_bursts", lines)
+
+
+def single_lines(
+    slugs: list[str],
+    machine: str,
+    floors: dict[str, list[float]],
+    think: dict[str, list[float]],
+    back: dict[str, list[float]],
+    continued: dict[str, list[float]],
+    naive_runs: dict[str, list[float]],
+) -> list[str]:
     lines = [
         "Measured by `bench/submit_latency.py` through `jaxjudge serve` (2 embedded workers,"
         " SQLite, default settings) and the JSON API, on the client's clock from the POST to"
         " the verdict's `done` event on its stream (as the page waits for it); the reference"
         " of each problem submitted as a learner would.",
         "",
-        f"- Machine: {platform.machine()}, {os.cpu_count()} cores, CPU only; load average"
-        f" {load} (1, 5, 15 min) when the bench started; runtime"
-        f" {', '.join(f'{k} {v}' for k, v in runtime_versions().items())}.",
+        machine,
         "- Floor: the same code on the same cases in one warm process through the child's own"
         " code path, with the children's XLA flags (bench/floor.py), one run per variant.",
         "- Naive grader: a fresh `python` per submission, imports, the solution called"
@@ -292,25 +325,25 @@ def main() -> None:
             f" | {statistics.median(think[slug]) - floor:+.2f} s | {stats(back[slug])}"
             f" | {stats(continued[slug])} | {statistics.median(naive_runs[slug]):.2f} s |"
         )
-    lines += [
+    return [*lines, ""]
+
+
+def burst_lines(machine: str, bursts: list[Burst]) -> list[str]:
+    return [
+        "Measured by `bench/submit_latency.py` through `jaxjudge serve` (2 embedded workers,"
+        " SQLite, default settings): each learner arrives within 10 s, runs the samples, waits"
+        " for the verdict on its stream, reads it for 5 s and submits (one in three edits the"
+        " code first, so its submission is graded afresh); held runs off"
+        " (`JAXJUDGE_PARK_SECONDS=0`), then on, on the same five problems. CPU: the whole"
+        " machine's busy CPU time over the burst (load generator included) per learner (one"
+        " run and one submission). Every run and submission was accepted.",
         "",
-        "Class bursts: each learner arrives within 10 s, runs the samples, reads the result"
-        " for 5 s and submits (one in three edits the code first, so its submission is graded"
-        " afresh); held runs off (`JAXJUDGE_PARK_SECONDS=0`), then on. CPU: the whole"
-        " machine's busy CPU time over the burst (load generator included) per learner"
-        " (one run and one submission).",
+        machine,
         "",
         "| learners | held runs | all verdicts after | submissions per minute | gradings per minute | submission p50 | p95 | CPU per learner |",
         "|---|---|---|---|---|---|---|---|",
         *(result.line() for result in bursts),
-        "",
-        f"Verdicts of the single-learner modes: {dict(sorted(verdicts.items()))}; every run"
-        f" and submission of Run, then Submit and of the bursts was accepted. Runs per problem"
-        f" and mode: {args.runs}.",
     ]
-    print("\n".join(lines))
-    if args.write:
-        write_block("submit_latency", lines)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ the submission has taken it (it timed out while working ahead, it was stopped), 
 submission is graded afresh on the same draw: what the code did with those inputs
 shows in that verdict, as it would in an ordinary submission, and in nothing else. Anything else discards it: another
 submission of the learner (other code, another problem), a new run, the time limit
-(``park_seconds``), the bound on children working ahead per worker, memory running
-short on the machine, a restart.
+(``park_seconds``), memory running short on the machine, a restart. A run is not held
+while as many children as the bound allows already work ahead.
 
 What it never changes: one learner per sandbox, and a sandbox per submission; no
 compiled program leaves the child; what the child prints after the samples is staff's
@@ -171,27 +171,27 @@ class ParkingLot:
         earlier: ParkedRun | None = None
         evicted: list[ParkedRun] = []
         with self._lock:
-            closed = self._closed.is_set()
-            if not closed:
-                earlier = self._runs.pop(ticket.owner, None)
+            earlier = self._runs.pop(ticket.owner, None)
+            working = sum(other.working for other in self._runs.values())
+            # At the bound, the children already working are nearer their end: the new
+            # run is not held (its child goes), rather than one of them let go.
+            refused = self._closed.is_set() or working >= self.working_limit
+            if not refused:
                 evicted = self._over_bounds()
                 self._runs[ticket.owner] = run
-        if closed:
-            held.child.close()
-            return
         if earlier is not None:
             earlier.discard("a newer run replaced it")
+        if refused:
+            held.child.close()
+            return
         for old in evicted:
             old.discard("more runs were held than this worker keeps")
         run.start()
 
     def _over_bounds(self) -> list[ParkedRun]:
-        """The oldest held runs to let go so that one more fits (under the lock)."""
+        """The oldest held outcomes to let go so that one more fits (under the lock)."""
         ordered = sorted(self._runs.values(), key=lambda run: run.parked_at)
-        working = [run for run in ordered if run.working]
-        evicted = working[: max(0, len(working) - self.working_limit + 1)]
-        kept = [run for run in ordered if run not in evicted]
-        evicted += kept[: max(0, len(kept) - self.held_limit + 1)]
+        evicted = ordered[: max(0, len(ordered) - self.held_limit + 1)]
         for run in evicted:
             self._runs.pop(run.ticket.owner, None)
         return evicted
@@ -217,6 +217,12 @@ class ParkingLot:
             run = self._runs.pop(owner, None)
         if run is not None:
             run.discard("its learner ran other code")
+
+    def owners(self) -> set[str]:
+        """Whose runs are held: their submissions are worth claiming first (they cost
+        little CPU, and a held run that waits in the queue may expire)."""
+        with self._lock:
+            return set(self._runs)
 
     def counts(self) -> tuple[int, int]:
         """(held runs still working, held runs in all)."""

@@ -132,20 +132,33 @@ def _claim(
     return None
 
 
-def claim(session: Session, *, worker: str, lease_seconds: int) -> Submission | None:
-    """Claim the oldest claimable submission for `worker`, or None."""
+def claim(
+    session: Session, *, worker: str, lease_seconds: int, first_of: frozenset[int] = frozenset()
+) -> Submission | None:
+    """Claim the oldest claimable submission for `worker`, or None; ``first_of``: learners
+    whose submits go first (a run of theirs is held in this process, grader/parking.py:
+    their verdict costs little, and a held run left waiting in the queue may expire)."""
     now = utcnow()
-    won = _claim(
-        session,
-        Submission,
-        _claimable(now),
-        worker=worker,
-        lease_seconds=lease_seconds,
-        now=now,
-        started_at=now,
-        samples_json=None,  # a second attempt shows its own samples
-    )
-    return None if won is None else session.get(Submission, won, populate_existing=True)
+    conditions = [_claimable(now)]
+    if first_of:
+        conditions.insert(
+            0,
+            and_(_claimable(now), Submission.mode == Mode.SUBMIT, Submission.user_id.in_(first_of)),
+        )
+    for condition in conditions:
+        won = _claim(
+            session,
+            Submission,
+            condition,
+            worker=worker,
+            lease_seconds=lease_seconds,
+            now=now,
+            started_at=now,
+            samples_json=None,  # a second attempt shows its own samples
+        )
+        if won is not None:
+            return session.get(Submission, won, populate_existing=True)
+    return None
 
 
 def claim_regrade_item(session: Session, *, worker: str, lease_seconds: int) -> RegradeItem | None:

@@ -143,7 +143,12 @@ class EmbeddedWorkers:
 
     def _one_submission(self, worker: str) -> bool:
         with session_scope() as session:
-            claimed = queue.claim(session, worker=worker, lease_seconds=settings.lease_seconds)
+            claimed = queue.claim(
+                session,
+                worker=worker,
+                lease_seconds=settings.lease_seconds,
+                first_of=self._held_learners(),
+            )
             if claimed is None:
                 return False
             job = queue.job_of(claimed)
@@ -182,6 +187,12 @@ class EmbeddedWorkers:
                 "" if recorded else " (lease taken by another worker: dropped)",
             )
         return True
+
+    def _held_learners(self) -> frozenset[int]:
+        """Learners whose passing run this process holds for their submission."""
+        if not isinstance(self.grader, PoolGrader):
+            return frozenset()
+        return frozenset(int(owner) for owner in self.grader.parking.owners())
 
     def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:
         """The job's report; its samples' reports are stored as soon as they are known,

@@ -44,6 +44,21 @@ def test_claims_take_the_oldest_and_set_a_lease(database: str) -> None:
         assert queue.claim(session, worker="w3", lease_seconds=60) is None
 
 
+def test_a_learner_whose_run_is_held_has_their_submit_claimed_first(database: str) -> None:
+    """Their verdict costs little (grader/parking.py); their runs wait their turn."""
+    first, second, third = make_users_and_submissions(3)
+    with session_scope() as session:
+        third_user = session.get_one(Submission, third).user_id
+        second_user = session.get_one(Submission, second).user_id
+        session.get_one(Submission, second).mode = "run"
+        session.commit()
+        claimed = queue.claim(
+            session, worker="w1", lease_seconds=60, first_of=frozenset({third_user, second_user})
+        )
+        assert claimed is not None and claimed.id == third
+        assert queue.claim(session, worker="w2", lease_seconds=60).id == first  # type: ignore[union-attr]
+
+
 def test_one_running_submission_per_learner(database: str) -> None:
     first, second = make_users_and_submissions(2, same_user=True)
     with session_scope() as session:

@@ -131,12 +131,20 @@ def test_other_code_another_learner_or_a_new_run_discards_the_held_child(
 
 def test_held_runs_expire_and_are_bounded(tiny: Problem, trusted: TrustedOutputs) -> None:
     lot = ParkingLot(seconds=1.0, working_limit=1, min_available_mb=0)
+    slow = "import time\ndef solve(x, scale):\n    time.sleep(0.5)\n    return x * scale\n"
     try:
         _run, first = hold(tiny, trusted, CORRECT)
         assert first is not None
         lot.park(ticket(CORRECT, owner="1"), first)
         time.sleep(2.5)
         assert lot.take(ticket(CORRECT, owner="1")) is None
+        _run, working = hold(tiny, trusted, slow)
+        _run, another = hold(tiny, trusted, slow)
+        assert working is not None and another is not None
+        lot.park(ticket(slow, owner="2"), working)
+        lot.park(ticket(slow, owner="3"), another)  # one already works ahead: not held
+        assert lot.owners() == {"2"}
+        another.child.process.wait(timeout=10)
     finally:
         lot.close()
 
