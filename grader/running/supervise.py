@@ -152,10 +152,6 @@ class StartedChild:
             thread.start()
         self.closed = False
         self.stopped_by_us = False  # killed by this supervisor (a limit, the protocol), not outside
-        # Starting and waiting, it yields the CPU to gradings: its cgroup's low share
-        # where the host delegates the controller (grader/running/cgroups.py), nice 19
-        # where this process may give it back when the job arrives.
-        self.prioritise(busy=False)
         self._clock: SandboxClock | None = None
         self._cpu_at_start = 0.0
         self._sched_at_start: Any = None
@@ -196,7 +192,8 @@ class StartedChild:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
-        self.prioritise(busy=True)
+        if self.spec.set_busy is not None:
+            self.spec.set_busy(True, boosted=self.boosted)
         self.collector.bind(job, judge)
         frame = encode_job(job, self.max_elements, self.spec.address_space_bytes(job.memory_mb))
         self._write(frame, close=not job.hidden_cases)

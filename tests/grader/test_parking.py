@@ -188,13 +188,16 @@ READS_THE_TIME = """
 import time
 loaded = time.monotonic()
 def solve(x, scale):
-    return x * scale if time.monotonic() - loaded < 10 else x
+    return x * scale if time.monotonic() - loaded < 600 else x
 """
+# The threads below act once the hidden phase has begun (the second call), whenever
+# that is: what they do then is the same in both ways, however busy the machine.
 THREAD_ACTS_LATER = """
 import threading, time
 calls = 0
 def spy():
-    time.sleep(0.5)
+    while calls < 2:
+        time.sleep(0.01)
     print("seen later", flush=True)
 def solve(x, scale):
     global calls
@@ -209,7 +212,8 @@ FORGES_FRAMES = """
 import json, os, struct, threading, time
 calls = 0
 def forge():
-    time.sleep(0.3)
+    while calls < 2:
+        time.sleep(0.01)
     meta = json.dumps({"solution": 0, "case": 1, "program": None, "seconds": 0.0,
                        "outputs": []}).encode()
     for fd in range(3, 20):
