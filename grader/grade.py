@@ -116,6 +116,12 @@ def _case_reports(
     return reports
 
 
+def judge_for(problem: Problem, job: Job, variant: int, trusted: TrustedOutputs) -> CaseJudge:
+    """The judge of ``job``'s cases, each filed under its key for ``variant``."""
+    keys = [case_key(case, variant) for case in job.all_cases]
+    return CaseJudge(problem, job.all_cases, keys, trusted)
+
+
 def _overall(reports: list[CaseReport]) -> Verdict:
     for report in reports:
         if report.verdict not in (Verdict.ACCEPTED, Verdict.SKIPPED):
@@ -167,10 +173,7 @@ def build_report(
         )
         return report
     solution = outcome.solutions[0]
-    keys = [case_key(case, variant) for case in job.all_cases]
-    report.cases = _case_reports(
-        problem, job, outcome, CaseJudge(problem, job.all_cases, keys, trusted)
-    )
+    report.cases = _case_reports(problem, job, outcome, judge_for(problem, job, variant, trusted))
     if solution.error_verdict:
         report.verdict, report.message = solution.error_verdict, solution.message
     else:
@@ -260,8 +263,7 @@ def grade(
     limits = limits or calibration.limits_for(problem, device)
     chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
     job = learner_job(problem, source, mode, chosen, device, limits)
-    keys = [case_key(case, chosen) for case in job.all_cases]
-    judge = CaseJudge(problem, job.all_cases, keys, trusted)
+    judge = judge_for(problem, job, chosen, trusted)
     outcome = (runner or learner_runner()).run(job, judge)
     if not trusted.diagnoses_ready and whole is not None and _kept_wrong(outcome):
         judge.match_later(outcome, whole())
@@ -318,8 +320,7 @@ class HeldRun:
             and self.whole is not None
             and _kept_wrong(self.outcome)
         ):
-            keys = [case_key(case, self.variant) for case in self.job.all_cases]
-            judge = CaseJudge(self.problem, self.job.all_cases, keys, self.trusted)
+            judge = judge_for(self.problem, self.job, self.variant, self.trusted)
             judge.match_later(self.outcome, self.whole())
         report = build_report(
             self.problem, Mode.SUBMIT, self.variant, self.job, self.outcome, self.trusted
@@ -350,9 +351,8 @@ def run_and_hold(
     started = time.monotonic()
     chosen = variant % problem.config.variants
     job = learner_job(problem, source, Mode.SUBMIT, chosen, device, limits)
-    keys = [case_key(case, chosen) for case in job.all_cases]
     pause = Pause()
-    outcome = runner.run(job, CaseJudge(problem, job.all_cases, keys, trusted), pause)
+    outcome = runner.run(job, judge_for(problem, job, chosen, trusted), pause)
     first_phase = replace(job, hidden_cases=())
     # What the run reports is a copy: the paused child's outcome goes on filling.
     seen = pause.child.collector.snapshot() if pause.child is not None else outcome
