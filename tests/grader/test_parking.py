@@ -195,22 +195,27 @@ def solve(x, scale):
 THREAD_ACTS_LATER = """
 import threading, time
 calls = 0
+printed = threading.Event()
 def spy():
     while calls < 2:
         time.sleep(0.01)
     print("seen later", flush=True)
+    printed.set()
 def solve(x, scale):
     global calls
     calls += 1
     if calls == 1:
         threading.Thread(target=spy, daemon=True).start()
     else:
-        time.sleep(1.5)
+        printed.wait(20)
     return x * scale
 """
+# The forger writes while the hidden cases are being answered, and they wait for it: a
+# frame that came after DONE would be ignored, not caught, and prove nothing.
 FORGES_FRAMES = """
 import json, os, struct, threading, time
 calls = 0
+written = threading.Event()
 def forge():
     while calls < 2:
         time.sleep(0.01)
@@ -221,13 +226,14 @@ def forge():
             os.write(fd, b"JJF1" + struct.pack("<B3xIQ", 4, len(meta), 0) + meta)
         except OSError:
             pass
+    written.set()
 def solve(x, scale):
     global calls
     calls += 1
     if calls == 1:
         threading.Thread(target=forge, daemon=True).start()
     else:
-        time.sleep(1.0)
+        written.wait(20)
     return x * scale
 """
 
