@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -11,7 +12,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+from grader import expected
 from grader.config import settings
+from grader.problems.problem import load_problem, problem_folders
 
 
 def free_port() -> int:
@@ -19,6 +22,20 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@functools.cache
+def bank_prepared() -> None:
+    """Every bank problem's trusted outputs, reference and mistakes, in the run's cache
+    before this process starts its first server. A server's own preparation
+    (app/grading/preparation.py) then finds them on disk. Left to the servers, the
+    bank's trusted runs went on behind every test that served, and each stopped server
+    threw its half-done run away for the next to begin again: the whole suite took
+    twice as long. The pytest workers share the work through the cache's file locks."""
+    problems = [load_problem(folder) for folder in problem_folders()]
+    for problem, result in expected.prepare_all(problems):
+        if isinstance(result, Exception):
+            raise AssertionError(f"the trusted runs of {problem.slug} failed: {result}")
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -47,6 +64,7 @@ class Server:
     def __init__(
         self, env: dict[str, str], workers: int, *extra: str, log: Path | None = None
     ) -> None:
+        bank_prepared()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_file = None if log is None else log.open("w")

@@ -14,7 +14,8 @@ import pytest
 
 from tests.app.server import Server, jaxjudge, server_env
 
-pytestmark = [pytest.mark.server]
+# sandbox: a server is started once the bank's trusted runs are in (tests/app/server.py)
+pytestmark = [pytest.mark.server, pytest.mark.sandbox]
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
