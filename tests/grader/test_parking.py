@@ -211,7 +211,8 @@ def solve(x, scale):
     return x * scale
 """
 # The forger writes while the hidden cases are being answered, and they wait for it: a
-# frame that came after DONE would be ignored, not caught, and prove nothing.
+# frame that came after DONE would be ignored, not caught, and prove nothing. It tries
+# every descriptor: the result channel keeps the number it had in the grading process.
 FORGES_FRAMES = """
 import json, os, struct, threading, time
 calls = 0
@@ -221,7 +222,7 @@ def forge():
         time.sleep(0.01)
     meta = json.dumps({"solution": 0, "case": 1, "program": None, "seconds": 0.0,
                        "outputs": []}).encode()
-    for fd in range(3, 20):
+    for fd in range(3, 1024):  # the channel's number is the parent's: any
         try:
             os.write(fd, b"JJF1" + struct.pack("<B3xIQ", 4, len(meta), 0) + meta)
         except OSError:
