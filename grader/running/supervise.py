@@ -192,8 +192,7 @@ class StartedChild:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
-        if self.spec.set_busy is not None:
-            self.spec.set_busy(True, boosted=self.boosted)
+        self._cgroup_share(busy=True)
         self.collector.bind(job, judge)
         frame = encode_job(job, self.max_elements, self.spec.address_space_bytes(job.memory_mb))
         self._write(frame, close=not job.hidden_cases)
@@ -329,8 +328,7 @@ class StartedChild:
         lowest (it starts and waits, or works ahead for a submission that may never
         come): the sandbox's cgroup where the host delegates its cpu controller, and the
         nice value of every thread of the sandbox where this process may give it back."""
-        if self.spec.set_busy is not None:
-            self.spec.set_busy(busy, boosted=busy and self.boosted)
+        self._cgroup_share(busy)
         if not can_renice():
             return
         # Thread by thread: the sandboxed process has a session (and process group) of
@@ -343,6 +341,11 @@ class StartedChild:
         for thread in threads:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, thread, 0 if busy else NICE_WHILE_AHEAD)
+
+    def _cgroup_share(self, busy: bool) -> None:
+        """The sandbox cgroup's CPU share, where the host delegates its cpu controller."""
+        if self.spec.set_busy is not None:
+            self.spec.set_busy(busy, boosted=busy and self.boosted)
 
     def _finish(self, outcome: RunOutcome) -> None:
         self._stop()
