@@ -6,7 +6,6 @@ time-out on an overloaded machine confirmed on a quiet child. The fast part driv
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import time
@@ -21,7 +20,13 @@ from grader.judging.job import Job, RunOutcome, Solution, SolutionOutcome
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
 from grader.running.supervise import StartedChild, run_retrying
-from grader.running.timing import SchedTimes, TimeLimits, process_tree, tree_cpu_seconds
+from grader.running.timing import (
+    TICKS,
+    SchedTimes,
+    TimeLimits,
+    process_tree,
+    tree_cpu_seconds,
+)
 
 JOB = Job("solve", 1, (Solution("s", "pass"),), (), 5.0, 2048)
 
@@ -116,13 +121,7 @@ def test_a_process_trees_cpu_time_counts_its_children() -> None:
 def test_a_process_trees_cpu_time_counts_every_thread() -> None:
     """Measured against the main thread's own time: the ratio, not the clock, so a busy
     machine changes nothing."""
-    spinners = (
-        "import threading\n"
-        "def spin():\n    while True: pass\n"
-        "for _ in range(3): threading.Thread(target=spin, daemon=True).start()\n"
-        "spin()\n"
-    )
-    process = subprocess.Popen([sys.executable, "-c", spinners])
+    process = subprocess.Popen([sys.executable, "-c", THREADS_SPIN + "solve(None, None)\n"])
     try:
         deadline = time.monotonic() + 30
         while tree_cpu_seconds(process.pid) < 2.0 and time.monotonic() < deadline:
@@ -130,7 +129,7 @@ def test_a_process_trees_cpu_time_counts_every_thread() -> None:
         main_thread = f"/proc/{process.pid}/task/{process.pid}/stat"
         with open(main_thread) as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        main_seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        main_seconds = (int(fields[11]) + int(fields[12])) / TICKS
         total = tree_cpu_seconds(process.pid)
         assert total >= 2.0
         assert total > 2 * main_seconds  # four equal threads: about four times the main one
