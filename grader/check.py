@@ -66,13 +66,16 @@ def _cases_deterministic(problem: Problem) -> str | None:
     return None
 
 
-def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) -> float:
-    """How many tolerances `candidate` is from the reference (inf when not comparable)."""
+def separation(
+    problem: Problem, reference: Outputs, candidate: Outputs | None, device: str = "cpu"
+) -> float:
+    """How many of ``device``'s tolerances `candidate` is from the reference (inf when
+    not comparable)."""
     if candidate is None:
         return float("inf")
     worst = 0.0
     for index, (want, got) in enumerate(zip(reference, candidate, strict=True)):
-        result = compare_output(got, want, problem.tolerance(index))
+        result = compare_output(got, want, problem.tolerance(index, device))
         worst = max(
             worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
         )
@@ -80,18 +83,25 @@ def separation(problem: Problem, reference: Outputs, candidate: Outputs | None) 
 
 
 def _best_separation(
-    problem: Problem, trusted: TrustedOutputs, mistake: str, variant: int
+    problem: Problem, trusted: TrustedOutputs, mistake: str, variant: int, device: str
 ) -> tuple[str, float]:
-    """The hidden case of ``variant`` that puts ``mistake`` furthest from the reference."""
+    """The hidden case of ``variant`` that puts ``mistake`` furthest from the reference,
+    in ``device``'s tolerances."""
     outputs = trusted.mistakes.get(mistake, {})
     gaps = {
-        key: separation(problem, trusted.reference[key], outputs.get(key))
+        key: separation(problem, trusted.reference[key], outputs.get(key), device)
         for key in (case_key(case, variant) for case in problem.case_bank.for_variant(variant))
     }
     return max(gaps.items(), key=lambda item: item[1])
 
 
-def _check_mistakes(problem: Problem, trusted: TrustedOutputs, result: CheckResult) -> None:
+def _check_mistakes(
+    problem: Problem, trusted: TrustedOutputs, result: CheckResult, device: str
+) -> None:
+    """Every mistake rejected on every variant by ``SEPARATION`` tolerances of the device
+    checked on, and of every other device whose tolerance the problem states (measured
+    on this device's outputs: how far a mistake sits from the reference is the
+    mistake's, not the device's)."""
     if len(problem.mistakes) < MIN_MISTAKES:
         result.errors.append(
             f"mistakes/: {len(problem.mistakes)} known mistake(s); at least {MIN_MISTAKES} are required"
@@ -106,26 +116,44 @@ def _check_mistakes(problem: Problem, trusted: TrustedOutputs, result: CheckResu
                 f" problem's requirements: {unmet}"
             )
             continue
-        # Every variant must reject it: a learner gets one at random.
-        per_variant = [
-            _best_separation(problem, trusted, mistake.name, variant)
-            for variant in range(problem.case_bank.variants)
-        ]
-        weakest_case, weakest = min(per_variant, key=lambda item: item[1])
-        if weakest != float("inf") and (result.weakest is None or weakest < result.weakest[1]):
-            result.weakest = (mistake.name, weakest)
-        if weakest < SEPARATION:
-            result.errors.append(
-                f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"
-                f" from the reference by {SEPARATION:g}x the tolerance (best: {weakest_case!r} at"
-                f" {weakest:.3g}x); change the hidden cases or the tolerance"
-            )
-        else:
-            shown = "error or shape" if weakest == float("inf") else f"{weakest:.3g}x"
-            result.notes.append(
-                f"{where}: rejected on all {len(per_variant)} variants, weakest best separation"
-                f" {shown} on {weakest_case!r}"
-            )
+        for tolerance_of in dict.fromkeys((device, *problem.tolerance_devices)):
+            _check_separation(problem, trusted, result, mistake.name, tolerance_of, device)
+
+
+def _check_separation(
+    problem: Problem,
+    trusted: TrustedOutputs,
+    result: CheckResult,
+    mistake: str,
+    tolerance_of: str,
+    device: str,
+) -> None:
+    where = f"mistakes/{mistake}.py"
+    whose = "the tolerance" if tolerance_of == device else f"the {tolerance_of.upper()}'s tolerance"
+    # Every variant must reject it: a learner gets one at random.
+    per_variant = [
+        _best_separation(problem, trusted, mistake, variant, tolerance_of)
+        for variant in range(problem.case_bank.variants)
+    ]
+    weakest_case, weakest = min(per_variant, key=lambda item: item[1])
+    if (
+        tolerance_of == device
+        and weakest != float("inf")
+        and (result.weakest is None or weakest < result.weakest[1])
+    ):
+        result.weakest = (mistake, weakest)
+    if weakest < SEPARATION:
+        result.errors.append(
+            f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"
+            f" from the reference by {SEPARATION:g}x {whose} (best:"
+            f" {weakest_case!r} at {weakest:.3g}x); change the hidden cases or the tolerance"
+        )
+    else:
+        shown = "error or shape" if weakest == float("inf") else f"{weakest:.3g}x"
+        result.notes.append(
+            f"{where}: rejected on all {len(per_variant)} variants, weakest best separation"
+            f" {shown} of {whose} on {weakest_case!r}"
+        )
 
 
 def check_problem(folder: Path, *, device: str = "cpu") -> CheckResult:
@@ -231,7 +259,7 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
         result.notes.append("reference and mistakes: outputs from this machine's cache")
     else:
         result.timings["reference and mistakes"] = trusted.seconds
-    _check_mistakes(problem, trusted, result)
+    _check_mistakes(problem, trusted, result, device)
 
     # The reference graded as a submission, with no CPU limit: its CPU time calibrates
     # the problem's limits on this machine (grader/calibration.py).
@@ -269,7 +297,9 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
         )
     else:
         worst = max((c.max_abs_error or 0.0) for c in reference_report.cases)
-        tightest = min(problem.tolerance(i).atol for i in range(len(problem.config.outputs)))
+        tightest = min(
+            problem.tolerance(i, device).atol for i in range(len(problem.config.outputs))
+        )
         if worst > DETERMINISM_FRACTION * max(tightest, 1e-12) and worst > 0:
             result.notes.append(
                 f"reference: two runs differ by up to {worst:.3g} (inside the tolerance)"

@@ -119,7 +119,7 @@ def _case_reports(
 def judge_for(problem: Problem, job: Job, variant: int, trusted: TrustedOutputs) -> CaseJudge:
     """The judge of ``job``'s cases, each filed under its key for ``variant``."""
     keys = [case_key(case, variant) for case in job.all_cases]
-    return CaseJudge(problem, job.all_cases, keys, trusted)
+    return CaseJudge(problem, job.all_cases, keys, trusted, job.device)
 
 
 def _overall(reports: list[CaseReport]) -> Verdict:

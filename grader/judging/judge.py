@@ -38,14 +38,18 @@ def _expected_shapes(problem: Problem, desired: Outputs) -> dict[str, str] | Non
 
 
 def compare_case(
-    problem: Problem, report: CaseReport, outputs: list[Output], desired: Outputs
+    problem: Problem,
+    report: CaseReport,
+    outputs: list[Output],
+    desired: Outputs,
+    device: str = "cpu",
 ) -> None:
     """Judge one case's outputs into ``report``: accepted, or the first wrong output."""
     report.verdict = Verdict.ACCEPTED
     worst_ratio = -1.0
     for index, (actual, want) in enumerate(zip(outputs, desired, strict=True)):
         name = problem.config.outputs[index].name
-        result = compare_output(actual, want, problem.tolerance(index), name)
+        result = compare_output(actual, want, problem.tolerance(index, device), name)
         ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
         if ratio > worst_ratio or not result.ok:
             worst_ratio = ratio
@@ -63,7 +67,11 @@ def compare_case(
 
 
 def matching_mistakes(
-    problem: Problem, key: str, outputs: list[Output], trusted: TrustedOutputs
+    problem: Problem,
+    key: str,
+    outputs: list[Output],
+    trusted: TrustedOutputs,
+    device: str = "cpu",
 ) -> frozenset[str]:
     """The known mistakes whose outputs on this case the learner's match, each output
     within the problem's tolerance."""
@@ -71,7 +79,7 @@ def matching_mistakes(
     for mistake in problem.mistakes:
         theirs = trusted.mistakes.get(mistake.name, {}).get(key)
         if theirs is not None and all(
-            compare_output(mine, their, problem.tolerance(index)).ok
+            compare_output(mine, their, problem.tolerance(index, device)).ok
             for index, (mine, their) in enumerate(zip(outputs, theirs, strict=True))
         ):
             found.add(mistake.name)
@@ -98,8 +106,10 @@ class CaseJudge:
         cases: tuple[Case, ...],
         keys: list[str],
         trusted: TrustedOutputs,
+        device: str = "cpu",
     ) -> None:
         self.problem, self.cases, self.keys, self.trusted = problem, cases, keys, trusted
+        self.device = device  # whose tolerance holds
         self.on_samples = SAMPLES_SEEN.get()
 
     def samples_done(self, reports: list[CaseReport]) -> None:
@@ -130,13 +140,15 @@ class CaseJudge:
             report.verdict = outcome.error_verdict or Verdict.RUNTIME_ERROR
             report.message, report.exception = outcome.message, outcome.exception or None
         else:
-            compare_case(self.problem, report, outcome.outputs, desired)
+            compare_case(self.problem, report, outcome.outputs, desired, self.device)
             if not case.hidden:
                 report.actual = [shown_output(o) for o in outcome.outputs]
             if report.verdict is Verdict.WRONG_ANSWER:
                 if not self.trusted.diagnoses_ready:
                     kept = outcome.outputs  # matched when the mistakes' outputs are ready
-                mistakes = matching_mistakes(self.problem, key, outcome.outputs, self.trusted)
+                mistakes = matching_mistakes(
+                    self.problem, key, outcome.outputs, self.trusted, self.device
+                )
         return CaseOutcome(
             outcome.seconds,
             error_verdict=outcome.error_verdict,
@@ -152,5 +164,7 @@ class CaseJudge:
             judged = case.judged
             if judged is not None and judged.wrong_outputs is not None:
                 key = self.keys[position]
-                matched = matching_mistakes(self.problem, key, judged.wrong_outputs, whole)
+                matched = matching_mistakes(
+                    self.problem, key, judged.wrong_outputs, whole, self.device
+                )
                 case.judged = Judged(judged.report, matched)

@@ -42,7 +42,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ToleranceConfig(_Strict):
+class DeviceToleranceConfig(_Strict):
     rtol: float = Field(
         ge=0,
         le=1,
@@ -52,6 +52,23 @@ class ToleranceConfig(_Strict):
 
     def as_tolerance(self) -> Tolerance:
         return Tolerance(rtol=self.rtol, atol=self.atol)
+
+
+class ToleranceConfig(DeviceToleranceConfig):
+    gpu: DeviceToleranceConfig | None = Field(
+        None,
+        description=(
+            "The tolerance on a GPU where it must differ ([tolerance.gpu]): float32 sums in"
+            " another order, transcendental functions of another library. `jaxjudge check"
+            " --device gpu` proves it; a CPU check proves every mistake separated by it too."
+        ),
+    )
+
+    def on(self, device: str) -> Tolerance:
+        """The tolerance that holds on ``device``."""
+        if device == "gpu" and self.gpu is not None:
+            return self.gpu.as_tolerance()
+        return self.as_tolerance()
 
 
 class OutputConfig(_Strict):
@@ -333,9 +350,16 @@ class Problem:
         """Which outputs are pytrees (by position)."""
         return frozenset(i for i, output in enumerate(self.config.outputs) if output.tree)
 
-    def tolerance(self, output_index: int) -> Tolerance:
+    def tolerance(self, output_index: int, device: str = "cpu") -> Tolerance:
+        """Output ``output_index``'s tolerance on ``device``: its own, else the problem's."""
         own = self.config.outputs[output_index].tolerance
-        return (own or self.config.tolerance).as_tolerance()
+        return (own or self.config.tolerance).on(device)
+
+    @property
+    def tolerance_devices(self) -> tuple[str, ...]:
+        """The devices whose tolerance differs somewhere: the CPU, and the GPU if stated."""
+        stated = [self.config.tolerance, *(o.tolerance for o in self.config.outputs)]
+        return ("cpu", "gpu") if any(t and t.gpu for t in stated) else ("cpu",)
 
 
 def _read_config(path: Path) -> ProblemConfig:

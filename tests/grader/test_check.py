@@ -60,6 +60,9 @@ def test_non_deterministic_hidden_cases_are_caught(problem_copy: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: Path) -> None:
+    """On the CPU's tolerance, and on a GPU tolerance the problem states: a CPU check
+    proves the mistakes separated by it too (how far a mistake is from the reference is
+    the mistake's; `check --device gpu` measures it on the GPU's own outputs)."""
     folder = problem_copy
     # A "mistake" that is really correct: no hidden case can separate it.
     (folder / "mistakes" / "not_really_wrong.py").write_text(
@@ -67,14 +70,16 @@ def test_a_mistake_too_close_to_the_reference_is_reported(problem_copy: Path) ->
         "def microbatched_grads(w, b, x_full, y_full, n_microbatches):\n"
         "    return jnp.sum(2.0 * (w * x_full - y_full) * x_full)\n"
     )
+    edit(folder / "problem.toml", "[limits]", "[tolerance.gpu]\nrtol = 0.9\natol = 1e3\n\n[limits]")
     result = check_problem(folder)
-    assert [
-        e
-        for e in result.errors
-        if e.startswith("mistakes/not_really_wrong.py: on variant ")
-        and "no hidden case separates it" in e
-    ]
-    assert len(result.errors) == 1
+    on_cpu = [e for e in result.errors if "from the reference by 10x the tolerance " in e]
+    assert len(on_cpu) == 1
+    assert on_cpu[0].startswith("mistakes/not_really_wrong.py: on variant ")
+    assert "no hidden case separates it" in on_cpu[0]
+    # Far too wide on the GPU: every mistake, each said once, and nothing else.
+    on_gpu = [e for e in result.errors if "from the reference by 10x the GPU's tolerance" in e]
+    assert len(on_gpu) == len(list((folder / "mistakes").glob("*.py")))
+    assert len(result.errors) == len(on_cpu) + len(on_gpu)
 
 
 @pytest.mark.slow

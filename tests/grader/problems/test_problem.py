@@ -221,3 +221,19 @@ def test_per_output_tolerance_overrides_the_default(problem_copy: Path) -> None:
     problem = load_problem(folder)
     assert problem.tolerance(0).rtol == 0.5
     assert problem.tolerance(0).atol == 0.25
+    assert problem.tolerance(0, "gpu") == problem.tolerance(0)  # none stated for the GPU
+    assert problem.tolerance_devices == ("cpu",)
+
+
+def test_a_gpu_tolerance_holds_on_the_gpu_alone(problem_copy: Path) -> None:
+    folder = problem_copy
+    edit(
+        folder / "problem.toml", "[limits]", "[tolerance.gpu]\nrtol = 3e-4\natol = 2e-3\n\n[limits]"
+    )
+    problem = load_problem(folder)
+    assert (problem.tolerance(0, "gpu").rtol, problem.tolerance(0, "gpu").atol) == (3e-4, 2e-3)
+    assert (problem.tolerance(0).rtol, problem.tolerance(0).atol) == (1e-4, 1e-3)
+    assert problem.tolerance_devices == ("cpu", "gpu")
+    edit(folder / "problem.toml", "[tolerance.gpu]\nrtol = 3e-4", "[tolerance.gpu]\nrtol = -1")
+    with pytest.raises(ProblemError, match=r"tolerance\.gpu\.rtol: Input should be greater"):
+        load_problem(folder)
