@@ -9,21 +9,17 @@ service's own limits still apply above it):
 
 The middle level belongs to one grading process, so a restarted worker can
 remove what a dead one left behind without touching a live one's groups.
-
-- cgroup v2: the pids and memory controllers must be enabled in our own
-  cgroup's ``cgroup.subtree_control``. The kernel refuses that while our own
-  cgroup holds processes (the "no internal processes" rule), which is how a
-  service usually starts. Then the processes of our cgroup move into a leaf of
-  their own, ``jaxjudge-service``, and the controllers are enabled above it:
-  the delegation pattern systemd documents for services that manage cgroups.
-- cgroup v1: writable ``memory`` and ``pids`` hierarchies, nested the same way.
+Finding <own cgroup>, and making it usable where this process may (enabling the
+controllers from an ancestor down, moving this service's processes into a leaf of
+their own), is grader/running/cgroup_delegation.py's: ``detect()`` says what it did
+and, where nothing is usable, why and what to configure.
 
 The sandbox's first process adds *itself* before it execs bubblewrap
 (``entry_command``), so nothing it starts can escape; killing the group ends
 everything the submission started, including processes that called
 ``setsid()``. Memory charged to the group includes tmpfs pages the sandbox
-writes (its /tmp and /dev/shm). Where no layout is usable, ``detect()``
-returns None and grader/running/limits.py says what is enforced instead.
+writes (its /tmp and /dev/shm). Where no layout is usable, grader/running/limits.py
+says what is enforced instead.
 """
 
 from __future__ import annotations
@@ -37,12 +33,21 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.running.cgroup_delegation import (
+    OPTIONAL,
+    REQUIRED,
+    SERVICE_LEAF,
+    CgroupFs,
+    KernelFs,
+    UnusableError,
+    enable_below,
+    explain,
+    find,
+)
+
 log = logging.getLogger("jaxjudge.cgroups")
 
-ROOT = Path("/sys/fs/cgroup")
 GROUP = "jaxjudge"
-SERVICE_LEAF = "jaxjudge-service"
-CONTROLLERS = ("memory", "pids")
 
 
 @dataclass(frozen=True)
@@ -77,99 +82,14 @@ def process_tag(pid: int) -> str | None:
     return f"{pid}-{fields[19]}"  # field 22 of stat: start time in clock ticks
 
 
-def _own_path(controller: str | None) -> Path:
-    """Our cgroup's path in a hierarchy: v1 by controller name, v2 with None."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _hierarchy, names, path = line.split(":", 2)
-        if (controller is None and names == "") or (
-            controller is not None and controller in names.split(",")
-        ):
-            return Path(path.lstrip("/"))
-    raise OSError(f"no {controller or 'v2'} entry in /proc/self/cgroup")
+@dataclass(frozen=True)
+class Detection:
+    """What ``detect`` found: the layout (None: unusable), what it changed on the host
+    to get there, and why nothing is usable where that is so."""
 
-
-def _enable(group: Path) -> None:
-    (group / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
-
-
-def _enabled(group: Path) -> bool:
-    return set(CONTROLLERS) <= set((group / "cgroup.subtree_control").read_text().split())
-
-
-def _move_processes_into_leaf(group: Path) -> None:
-    leaf = group / SERVICE_LEAF
-    leaf.mkdir(exist_ok=True)
-    for _ in range(10):  # processes may fork while we move them
-        pids = (group / "cgroup.procs").read_text().split()
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, OSError):
-                (leaf / "cgroup.procs").write_text(pid)
-
-
-def _v2_layout() -> CgroupLayout | None:
-    if not (ROOT / "cgroup.controllers").is_file():
-        return None
-    own = ROOT / _own_path(None)
-    if not set(CONTROLLERS) <= set((own / "cgroup.controllers").read_text().split()):
-        return None
-    moved = False
-    if not _enabled(own):
-        try:
-            _enable(own)
-        except OSError:  # EBUSY: our cgroup holds processes (no internal processes rule)
-            _move_processes_into_leaf(own)
-            _enable(own)
-            moved = True
-    base = own / GROUP
-    base.mkdir(exist_ok=True)
-    if not _enabled(base):
-        _enable(base)
-    cpu = _enable_cpu(own) and _enable_cpu(base)
-    return CgroupLayout(2, base, base, moved_service=moved, cpu_dir=base if cpu else None)
-
-
-def _enable_cpu(group: Path) -> bool:
-    """v2's cpu controller for the groups below ``group``, if the host delegates it."""
-    if "cpu" in (group / "cgroup.subtree_control").read_text().split():
-        return True
-    if "cpu" not in (group / "cgroup.controllers").read_text().split():
-        return False
-    try:
-        (group / "cgroup.subtree_control").write_text("+cpu")
-    except OSError:
-        return False
-    return True
-
-
-def _v1_layout() -> CgroupLayout | None:
-    dirs = []
-    for controller in CONTROLLERS:
-        hierarchy = ROOT / controller
-        if not (hierarchy / "cgroup.procs").is_file():
-            return None
-        base = hierarchy / _own_path(controller) / GROUP
-        base.mkdir(exist_ok=True)
-        if not os.access(base, os.W_OK):
-            return None
-        dirs.append(base)
-    memory, pids = dirs
-    return CgroupLayout(
-        1, pids, memory, cpu_dir=_v1_optional("cpu"), cpuacct_dir=_v1_optional("cpuacct")
-    )
-
-
-def _v1_optional(controller: str) -> Path | None:
-    """Our group in a v1 hierarchy we can do without (CPU shares, CPU time), if usable.
-    Resolved: ``cpu`` and ``cpuacct`` are often one hierarchy under two names."""
-    try:
-        base = (ROOT / controller / _own_path(controller) / GROUP).resolve()
-        base.mkdir(exist_ok=True)
-    except OSError:
-        return None
-    usable = (ROOT / controller / "cgroup.procs").is_file() and os.access(base, os.W_OK)
-    return base if usable else None
+    layout: CgroupLayout | None
+    steps: tuple[str, ...] = ()
+    problem: str | None = None
 
 
 def _remove_stale(base: Path) -> None:
@@ -194,40 +114,63 @@ def _kill_and_remove(group: Path) -> None:
         group.rmdir()
 
 
-def _own_subgroup(base: Path, version: int) -> Path:
-    tag = process_tag(os.getpid()) or str(os.getpid())
-    group = base / tag
-    group.mkdir(exist_ok=True)
-    if version == 2 and not _enabled(group):
-        _enable(group)
+def _make(fs: CgroupFs, group: Path, version: int, optional: tuple[str, ...]) -> Path:
+    """``group`` created; on v2 the required controllers, and those of ``optional`` the
+    host allows, enabled below it (it holds no process)."""
+    try:
+        fs.mkdir(group)
+    except OSError as error:
+        raise UnusableError(explain(error, "create", group)) from None
+    if version == 2:
+        enable_below(fs, group, REQUIRED)
+        for controller in optional:
+            with contextlib.suppress(UnusableError):
+                enable_below(fs, group, (controller,))
     return group
 
 
-def detect() -> CgroupLayout | None:
-    """The layout this process may use (created now, stale groups removed), or None."""
+def _own_group(fs: CgroupFs, group: Path, version: int, optional: tuple[str, ...]) -> Path:
+    """This process's group for its sandboxes' groups, below ``group``, stale ones gone."""
+    base = _make(fs, group / GROUP, version, optional)
+    _remove_stale(base)
+    return _make(fs, base / (process_tag(os.getpid()) or str(os.getpid())), version, optional)
+
+
+def detect(fs: CgroupFs | None = None) -> Detection:
+    """The layout this process may use (created now, stale groups removed), or why none."""
+    fs = fs or KernelFs()
     try:
-        layout = _v2_layout() or _v1_layout()
-        if layout is None:
-            return None
-        for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir, layout.cpuacct_dir}:
-            if base is not None:
-                _remove_stale(base)
-        own = {
-            base: _own_subgroup(base, layout.version)
-            for base in {layout.pids_dir, layout.memory_dir, layout.cpu_dir, layout.cpuacct_dir}
-            if base is not None
-        }
-        return CgroupLayout(
-            layout.version,
-            own[layout.pids_dir],
-            own[layout.memory_dir],
-            layout.moved_service,
-            own[layout.cpu_dir] if layout.cpu_dir else None,
-            own[layout.cpuacct_dir] if layout.cpuacct_dir else None,
+        found = find(fs)
+        optional = tuple(c for c in OPTIONAL if c in found.groups)
+        made: dict[Path, Path] = {}  # v2 (and co-mounted v1 controllers) share one group
+        dirs: dict[str, Path] = {}
+        for controller, group in found.groups.items():
+            try:
+                if group not in made:
+                    made[group] = _own_group(fs, group, found.version, optional)
+            except (UnusableError, OSError):
+                if controller in REQUIRED:
+                    raise
+                continue  # CPU shares and CPU time per sandbox are niceties
+            dirs[controller] = made[group]
+        if found.version == 2 and "cpu" in dirs:
+            enabled = set(fs.read(dirs["cpu"] / "cgroup.subtree_control").split())
+            if "cpu" not in enabled:
+                del dirs["cpu"]
+        layout = CgroupLayout(
+            found.version,
+            dirs["pids"],
+            dirs["memory"],
+            moved_service=found.moved_service,
+            cpu_dir=dirs.get("cpu"),
+            cpuacct_dir=dirs.get("cpuacct"),
         )
+        return Detection(layout, tuple(found.steps))
+    except UnusableError as error:
+        return Detection(None, problem=str(error))
     except OSError as error:
-        log.warning("no usable cgroup for sandboxes: %s", error)
-        return None
+        where = Path(error.filename) if error.filename else Path("/sys/fs/cgroup")
+        return Detection(None, problem=explain(error, "use", where))
 
 
 class SandboxCgroup:

@@ -25,6 +25,10 @@ log = logging.getLogger("jaxjudge.limits")
 @dataclass(frozen=True)
 class SandboxLimits:
     cgroup: cgroups.CgroupLayout | None
+    # What was changed on the host to make the layout usable (cgroups.Detection.steps),
+    # and why no layout is usable where none is.
+    steps: tuple[str, ...] = ()
+    cgroup_problem: str | None = None
 
     def address_space_bytes(self, memory_mb: int, device: str) -> int | None:
         """The RLIMIT_AS a sandbox gets: none where a cgroup bounds memory or on a GPU."""
@@ -39,21 +43,44 @@ class SandboxLimits:
             "files 64 MiB each by RLIMIT_FSIZE; 1024 open files; no core dumps"
         )
         if self.cgroup is not None:
+            changed = f" (to get there: {'; '.join(self.steps)})" if self.steps else ""
             return (
                 f"sandbox limits: memory per sandbox (every process and its tmpfs pages together) "
-                f"and {settings.sandbox_max_pids} processes/threads by {self.cgroup.describe()}; "
-                f"{common}; no address-space limit"
+                f"and {settings.sandbox_max_pids} processes/threads by {self.cgroup.describe()}"
+                f"{changed}; {common}; no address-space limit"
             )
+        why = self.cgroup_problem or "cgroups are turned off (JAXJUDGE_USE_CGROUPS=false)"
         return (
-            "sandbox limits: WARNING no usable cgroup (see docs/security.md, 'Limits'), so memory "
-            "is bounded only per process by RLIMIT_AS on the CPU and not at all on a GPU, and "
-            f"processes are not counted; {common}"
+            f"sandbox limits: WARNING no usable cgroup ({why}), so memory is bounded only per"
+            " process by RLIMIT_AS on the CPU and not at all on a GPU, and processes are not"
+            f" counted; {common}"
+        )
+
+
+class UnboundedGpuError(RuntimeError):
+    """A GPU sandbox would start with nothing bounding its host memory."""
+
+
+def refuse_unbounded_gpu(limits: SandboxLimits) -> None:
+    """A GPU child has no address-space limit (CUDA reserves far more than it uses), so
+    without a cgroup nothing bounds its host memory: refused unless the operator said
+    otherwise (``JAXJUDGE_ALLOW_UNBOUNDED_GPU_MEMORY``)."""
+    if limits.cgroup is None and not settings.allow_unbounded_gpu_memory:
+        raise UnboundedGpuError(
+            "GPU sandboxes need a cgroup to bound their memory, and none is usable here"
+            f" ({limits.cgroup_problem or 'JAXJUDGE_USE_CGROUPS is false'}); see"
+            " docs/deployment.md, 'Memory bounds', or set JAXJUDGE_ALLOW_UNBOUNDED_GPU_MEMORY=true"
+            " to run them without one"
         )
 
 
 @cache
 def sandbox_limits() -> SandboxLimits:
-    layout = cgroups.detect() if settings.use_cgroups else None
-    limits = SandboxLimits(layout)
-    log.log(logging.INFO if layout is not None else logging.WARNING, "%s", limits.describe())
+    if not settings.use_cgroups:
+        limits = SandboxLimits(None)
+    else:
+        found = cgroups.detect()
+        limits = SandboxLimits(found.layout, found.steps, found.problem)
+    level = logging.INFO if limits.cgroup is not None else logging.WARNING
+    log.log(level, "%s", limits.describe())
     return limits
