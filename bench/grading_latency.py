@@ -43,7 +43,9 @@ from grader.versions import runtime_versions
 class NaiveLauncher:
     """The baseline: a plain child per submission, no sandbox, no compilation cache."""
 
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
         return LaunchSpec(
             rlimit_command(address_space_bytes=None) + child_argv(result_fd),
             clean_environment(device, "/tmp", settings.pool_memory_mb),

@@ -84,6 +84,23 @@ class GraderSettings(BaseSettings):
             " each may use the problem's memory limit on the card (grader/running/gpu_sharing.py)."
         ),
     )
+    gpu_context_mb: int = Field(
+        1024,
+        ge=0,
+        description=(
+            "Device memory a GPU child holds beyond its allocator's budget (the CUDA context,"
+            " modules, library workspaces; `jaxjudge doctor --device gpu` measures it): the"
+            " outside watch kills a sandbox above its budget plus this."
+        ),
+    )
+    allow_unbounded_gpu_memory: bool = Field(
+        False,
+        description=(
+            "Let GPU sandboxes start where no cgroup bounds their host memory (no usable"
+            " cgroup: docs/deployment.md says what to configure). Off: a GPU worker refuses"
+            " to start there."
+        ),
+    )
     gpu_slot_wait_seconds: float = Field(
         60.0,
         gt=0,

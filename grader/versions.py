@@ -35,6 +35,23 @@ CPU_XLA_FLAGS = (
     f"--xla_backend_optimization_level=0 --xla_force_host_platform_device_count={HOST_DEVICES}"
 )
 
+# A GPU child's XLA flags. Autotuning off: XLA times candidate kernels while it compiles
+# and keeps the fastest, so two processes compiling one program may pick different
+# matrix-product algorithms (different rounding: the reference was not reproducible
+# within 1e-4 on an H100), and the timing runs on many threads, billed to the
+# submission as CPU time (a reference "used" 321 s). One compile thread, for the same
+# reason: a limit measures the submission, not the compiler's parallelism.
+GPU_XLA_FLAGS = "--xla_gpu_autotune_level=0 --xla_gpu_force_compilation_parallelism=1"
+# float32 matrix products at full precision on a GPU, where XLA would otherwise use
+# TF32 (10 bits of mantissa) on Ampere and later: CPU and GPU then differ by reduction
+# order alone, which the problems' tolerances are set for (docs/authoring.md).
+GPU_MATMUL_PRECISION = "highest"
+
+# The names under which the jaxlib in use reads a GPU child's memory fraction, newest
+# first: jaxlib 0.7 and later read the first (and refuse both at once: "Remove the
+# latter one, it is deprecated"), earlier ones only the second.
+MEMORY_FRACTION_NAMES = ("XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_MEM_FRACTION")
+
 _PROBE = (
     "import importlib.metadata as m, json, platform, sys\n"
     "versions = {}\n"
@@ -44,7 +61,16 @@ _PROBE = (
     "    except m.PackageNotFoundError:\n"
     "        versions[name] = 'missing'\n"
     "versions['python'] = platform.python_version()\n"
-    "print(json.dumps({'versions': versions, 'prefixes': [sys.prefix, sys.base_prefix]}))\n"
+    "try:\n"
+    "    client = m.distribution('jaxlib').locate_file('jaxlib/xla_client.py').read_text()\n"
+    "except Exception:\n"
+    "    client = ''\n"
+    "read = [n for n in %r if repr(n) in client or '\"%%s\"' %% n in client]\n"
+    "plugins = sorted({f\"{d.metadata['Name']} {d.version}\" for d in m.distributions()"
+    " if str(d.metadata['Name']).lower().replace('_', '-').startswith(('jax-cuda', 'jax-rocm'))"
+    " and 'plugin' in str(d.metadata['Name']).lower()})\n"
+    "print(json.dumps({'versions': versions, 'prefixes': [sys.prefix, sys.base_prefix],"
+    " 'memory_fraction_names': read, 'plugins': plugins}))\n"
 )
 
 
@@ -57,7 +83,7 @@ def _probe(python: Path) -> dict[str, Any]:
     """What ``python`` runs and where it is installed, asked once per interpreter."""
     try:
         probe = subprocess.run(
-            [str(python), "-I", "-c", _PROBE % (RUNTIME_PACKAGES,)],
+            [str(python), "-I", "-c", _PROBE % (RUNTIME_PACKAGES, MEMORY_FRACTION_NAMES)],
             capture_output=True,
             text=True,
             timeout=60,
@@ -81,11 +107,27 @@ def runtime_versions(python: Path | None = None) -> dict[str, str]:
     return dict(versions)
 
 
+def memory_fraction_name(python: Path | None = None) -> str:
+    """The one variable through which the children's jaxlib takes a GPU child's memory
+    fraction: the newest name its GPU client code reads (the newest known where that
+    code cannot be read). Never both: a jaxlib that knows both refuses to start."""
+    read = _probe(Path(python or settings.child_python)).get("memory_fraction_names") or []
+    return next((name for name in MEMORY_FRACTION_NAMES if name in read), MEMORY_FRACTION_NAMES[0])
+
+
+def runtime_plugins(python: Path | None = None) -> list[str]:
+    """The children's JAX device plugins (``jax-cuda13-plugin 0.11.2``): none on a CPU host."""
+    return list(_probe(Path(python or settings.child_python)).get("plugins") or [])
+
+
 def xla_flags(device: str) -> str:
-    """The XLA flags a child on ``device`` runs with (GPUs run with XLA's defaults)."""
-    return CPU_XLA_FLAGS if device == "cpu" else ""
+    """The XLA flags a child on ``device`` runs with."""
+    return CPU_XLA_FLAGS if device == "cpu" else GPU_XLA_FLAGS
 
 
 def runtime_record(device: str) -> dict[str, str]:
     """What a verdict and a set of expected outputs record of their runtime."""
-    return {**runtime_versions(), "xla_flags": xla_flags(device), "execution": EXECUTION}
+    record = {**runtime_versions(), "xla_flags": xla_flags(device), "execution": EXECUTION}
+    if device == "gpu":
+        record["matmul_precision"] = GPU_MATMUL_PRECISION
+    return record

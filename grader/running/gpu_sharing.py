@@ -8,6 +8,12 @@ budget each, and a watch from outside that enforces it.
   slots). A child that finds no slot within ``settings.gpu_slot_wait_seconds``
   is the grader's problem (``GpuBusyError``): the submission goes back to the
   queue, it is never the learner's error.
+- **Nobody waits behind an idle child.** A child started ahead of need (a warm
+  pool's, ``standby``) takes a slot only while no one else waits for one and gives
+  it up when someone does: a child needed now (a grading, a trusted run) waits
+  holding a *want* (an exclusive ``flock`` on a file of ``wants/``, dropped by the
+  kernel if its holder dies), and every pool closes one of its idle children
+  while a want is live (grader/running/pool.py), then starts it again once none is.
 - **Allocator budget.** A GPU child's XLA allocator may grow to its memory
   budget, never preallocates (``gpu_environment``), so several share a card.
 - **The watch.** XLA's budget binds only XLA's allocator; code that calls CUDA
@@ -28,13 +34,21 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from grader.config import settings
+from grader.versions import (
+    GPU_MATMUL_PRECISION,
+    GPU_XLA_FLAGS,
+    memory_fraction_name,
+    runtime_plugins,
+)
 
 log = logging.getLogger("jaxjudge.gpu")
 NVIDIA_SMI_SECONDS = 5.0
+MAX_FRACTION = 0.9  # of a card, for its sandboxes together: the driver needs some
 
 
 class GpuBusyError(RuntimeError):
@@ -79,6 +93,64 @@ def parse_process_memory(text: str) -> dict[int, int]:
     return used
 
 
+@dataclass(frozen=True)
+class Card:
+    name: str
+    memory_mib: int
+    driver: str
+
+
+def parse_card(text: str) -> Card | None:
+    """The first card, from ``--query-gpu=name,memory.total,driver_version``."""
+    for line in text.splitlines():
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) == 3:
+            with contextlib.suppress(ValueError):
+                return Card(fields[0], int(fields[1]), fields[2])
+    return None
+
+
+def card_description() -> Card | None:
+    text = _nvidia_smi("--query-gpu=name,memory.total,driver_version")
+    return None if text is None else parse_card(text)
+
+
+def cuda_plugin() -> str | None:
+    """The children's JAX GPU plugin and its version (None: JAX cannot use a GPU)."""
+    plugins = runtime_plugins()
+    return ", ".join(plugins) if plugins else None
+
+
+@dataclass(frozen=True)
+class SlotPlan:
+    """Whether ``slots`` GPU children at once fit on a card, each at the largest memory
+    limit of the bank plus what CUDA holds beside it."""
+
+    slots: int
+    per_child_mib: int
+    card_mib: int
+
+    @property
+    def fits(self) -> bool:
+        return self.slots * self.per_child_mib <= MAX_FRACTION * self.card_mib
+
+    def describe(self) -> str:
+        return (
+            f"{self.slots} sandbox slots x {self.per_child_mib} MiB (largest limit + CUDA's"
+            f" own) = {self.slots * self.per_child_mib} MiB of {self.card_mib} MiB"
+        )
+
+    def advice(self) -> str:
+        fitting = max(1, int(MAX_FRACTION * self.card_mib // self.per_child_mib))
+        return f"lower JAXJUDGE_GPU_MAX_SANDBOXES to {fitting} (or the problems' memory_mb)"
+
+
+def slot_plan(card_mib: int, largest_limit_mb: int) -> SlotPlan:
+    return SlotPlan(
+        settings.gpu_max_sandboxes, largest_limit_mb + settings.gpu_context_mb, card_mib
+    )
+
+
 @cache
 def card_memory_mib() -> int | None:
     text = _nvidia_smi("--query-gpu=memory.total")
@@ -90,18 +162,23 @@ def memory_fraction(budget_mb: int, card_mib: int | None) -> float:
     card's size, never more than 0.9 (the driver and other sandboxes need some).
     Unknown card: 0.9 divided among the sandboxes that may run at once."""
     if card_mib is None or card_mib <= 0:
-        return round(0.9 / max(1, settings.gpu_max_sandboxes), 4)
-    return round(min(0.9, budget_mb / card_mib), 4)
+        return round(MAX_FRACTION / max(1, settings.gpu_max_sandboxes), 4)
+    return round(min(MAX_FRACTION, budget_mb / card_mib), 4)
 
 
 def gpu_environment(budget_mb: int) -> dict[str, str]:
-    """Environment for a GPU child with ``budget_mb`` of device memory."""
-    fraction = str(memory_fraction(budget_mb, card_memory_mib()))
+    """Environment for a GPU child with ``budget_mb`` of device memory: its allocator's
+    share of the card under the one name the children's jaxlib reads (a jaxlib that
+    knows both names refuses to start when given both), and the GPU's XLA flags and
+    matrix-product precision (grader/versions.py says why)."""
     return {
         "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
-        # Both names: newer JAX reads XLA_CLIENT_MEM_FRACTION, older the other.
-        "XLA_PYTHON_CLIENT_MEM_FRACTION": fraction,
-        "XLA_CLIENT_MEM_FRACTION": fraction,
+        memory_fraction_name(): str(memory_fraction(budget_mb, card_memory_mib())),
+        "XLA_FLAGS": GPU_XLA_FLAGS,
+        "JAX_DEFAULT_MATMUL_PRECISION": GPU_MATMUL_PRECISION,
+        # JAX would point XLA's per-fusion autotuning cache into the compilation cache,
+        # which a sandbox reads but cannot write (PERMISSION_DENIED at every compile).
+        "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none",
     }
 
 
@@ -111,30 +188,85 @@ def _slot_dir() -> Path:
     return folder
 
 
-class GpuSlot:
-    """One of ``settings.gpu_max_sandboxes`` places for a GPU child on this machine."""
+def _wants_dir() -> Path:
+    folder = _slot_dir() / "wants"
+    folder.mkdir(exist_ok=True)
+    return folder
 
-    def __init__(self, wait_seconds: float | None = None) -> None:
+
+def slot_wanted() -> bool:
+    """Whether a child needed now waits for a slot on this machine (any process)."""
+    for path in _wants_dir().iterdir():
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue  # taken away meanwhile: its waiter has its slot
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True  # its waiter holds it: still waiting
+        else:  # nobody holds it: its waiter died while waiting
+            with contextlib.suppress(OSError):
+                path.unlink()
+        finally:
+            os.close(fd)
+    return False
+
+
+class _Want:
+    """Held while a child needed now waits for a slot."""
+
+    def __init__(self) -> None:
+        self.path = _wants_dir() / f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def drop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)
+
+
+def _try_slot(folder: Path) -> tuple[int, int] | None:
+    for number in range(settings.gpu_max_sandboxes):
+        fd = os.open(folder / f"{number}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return number, fd
+    return None
+
+
+class GpuSlot:
+    """One of ``settings.gpu_max_sandboxes`` places for a GPU child on this machine.
+
+    ``standby``: for a child started ahead of need, which waits quietly and never
+    takes a slot while a child needed now waits for one."""
+
+    def __init__(self, wait_seconds: float | None = None, *, standby: bool = False) -> None:
         wait = settings.gpu_slot_wait_seconds if wait_seconds is None else wait_seconds
         deadline = time.monotonic() + wait
         folder = _slot_dir()
-        while True:
-            for number in range(settings.gpu_max_sandboxes):
-                fd = os.open(
-                    folder / f"{number}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
-                )
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue
-                self.number, self._fd = number, fd
-                return
-            if time.monotonic() >= deadline:
-                raise GpuBusyError(
-                    f"all {settings.gpu_max_sandboxes} GPU sandbox slots stayed taken for {wait:.0f} s"
-                )
-            time.sleep(0.2)
+        want: _Want | None = None
+        try:
+            while True:
+                found = None if standby and slot_wanted() else _try_slot(folder)
+                if found is not None:
+                    self.number, self._fd = found
+                    return
+                if time.monotonic() >= deadline:
+                    raise GpuBusyError(
+                        f"all {settings.gpu_max_sandboxes} GPU sandbox slots stayed taken for"
+                        f" {wait:.0f} s"
+                    )
+                if want is None and not standby:
+                    want = _Want()
+                time.sleep(0.2)
+        finally:
+            if want is not None:
+                want.drop()
 
     def release(self) -> None:
         if self._fd >= 0:
@@ -167,13 +299,17 @@ def used_mib(pids: Iterable[int], usage: dict[int, int]) -> int:
 
 
 class MemoryWatch:
-    """Kill a GPU job's sandbox when its processes hold more device memory than
-    ``limit_mb`` (checked every ``interval`` seconds while it runs)."""
+    """Kill a GPU job's sandbox when its processes hold more device memory than its
+    budget, ``budget_mb`` (what XLA's allocator may grow to), plus what every CUDA
+    process holds besides its allocations (``settings.gpu_context_mb``: the context,
+    its modules, the math libraries' workspaces), which NVML counts too. Checked every
+    ``interval`` seconds while it runs."""
 
     def __init__(
-        self, root_pid: int, limit_mb: int, kill: Callable[[], None], interval: float = 0.5
+        self, root_pid: int, budget_mb: int, kill: Callable[[], None], interval: float = 0.5
     ) -> None:
-        self.root_pid, self.limit_mb, self.kill, self.interval = root_pid, limit_mb, kill, interval
+        self.root_pid, self.kill, self.interval = root_pid, kill, interval
+        self.limit_mb = budget_mb + settings.gpu_context_mb
         self.exceeded = False
         self.peak_mib = 0
         self._done = threading.Event()

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from grader.config import PROJECT_ROOT, settings
@@ -25,7 +26,8 @@ from grader.versions import CPU_XLA_FLAGS
 
 
 def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
-    """The child's whole environment: an explicit allow-list, nothing inherited.
+    """The child's whole environment: an explicit allow-list, nothing inherited but,
+    on a GPU, where the host keeps its driver's libraries (``library_path``).
     ``memory_mb``: on a GPU, what its allocator may grow to on the card."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -42,7 +44,22 @@ def clean_environment(device: str, home: str, memory_mb: int) -> dict[str, str]:
         env["XLA_FLAGS"] = CPU_XLA_FLAGS  # grader/versions.py says why
     else:
         env |= gpu_environment(memory_mb)
+        if folders := library_path():
+            env["LD_LIBRARY_PATH"] = ":".join(str(folder) for folder in folders)
     return env
+
+
+def library_path() -> list[Path]:
+    """The folders of this process's ``LD_LIBRARY_PATH`` that exist, absolute ones only:
+    GPU hosts that keep the driver's libcuda outside the linker's own paths (GKE's
+    /usr/local/nvidia/lib64) name them there. A relative entry would resolve against
+    whatever the working directory is, so it is dropped."""
+    folders: list[Path] = []
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        folder = Path(entry)
+        if entry and folder.is_absolute() and folder.is_dir() and folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def cpu_seconds_for(wall_seconds: float) -> int:
@@ -88,7 +105,12 @@ class LaunchSpec:
 
 
 class Launcher(Protocol):
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec: ...
+    """``standby``: the child is started ahead of need (a warm pool's); on a GPU it
+    yields its slot to any child needed now (grader/running/gpu_sharing.py)."""
+
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec: ...
 
 
 def compilation_cache_env(directory: str) -> dict[str, str]:
@@ -125,8 +147,10 @@ class PlainLauncher:
     def __init__(self, *, trusted: bool) -> None:
         self.trusted = trusted
 
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
-        slot = GpuSlot() if device == "gpu" else None
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
+        slot = GpuSlot(standby=standby) if device == "gpu" else None
         workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
         env = clean_environment(device, workdir, memory_mb)
         if self.trusted:

@@ -8,6 +8,12 @@ number of submissions graded at once. A child is used
 for exactly one submission and then destroyed with its sandbox, so nothing
 passes from one submission to the next.
 
+On a GPU an idle child holds one of the card's slots (grader/running/gpu_sharing.py),
+so pooled children are started *standby*: they take a slot only while no child needed
+now waits for one, and while one does, the pool closes an idle child to free its slot
+(at most one a second), and starts it again once nobody waits. A trusted run or a
+grading never waits behind idle children, in this process or another.
+
 Children start under the pool's memory ceiling; when a job is delivered,
 its sandbox's cgroup is set to the problem's own limit before the child
 reads the job (grader/running/supervise.py), so the limit that holds while learner
@@ -23,6 +29,7 @@ import time
 from collections import deque
 
 from grader.judging.job import Job, RunOutcome
+from grader.running import gpu_sharing
 from grader.running.frames import CaseJudge
 from grader.running.launch import Launcher
 from grader.running.supervise import Pause, StartedChild, run_retrying
@@ -30,6 +37,7 @@ from grader.running.supervise import Pause, StartedChild, run_retrying
 log = logging.getLogger("jaxjudge.pool")
 WATCH_SECONDS = 1.0
 SPAWN_WAIT_SECONDS = 60.0  # the most a job waits for a child being started
+RESPAWN_AFTER_FAILURE_SECONDS = 30.0  # a pool child that failed to start is tried again
 
 
 class WarmPool:
@@ -45,6 +53,8 @@ class WarmPool:
         self._idle: deque[StartedChild] = deque()
         self._lock = threading.Lock()
         self._spawning = 0  # replacements started but not yet queued
+        self._missing = 0  # children given up or failed to start, to start again later
+        self._failed_at = -RESPAWN_AFTER_FAILURE_SECONDS
         self._queued = threading.Condition(self._lock)
         self._closed = False
         self._requests: queue.SimpleQueue[bool] = queue.SimpleQueue()
@@ -61,7 +71,8 @@ class WarmPool:
 
     def _watch(self) -> None:
         """Replace an idle child that dies while it waits (one for one), at once rather
-        than at the next submission."""
+        than at the next submission; on a GPU, give a slot up while another child waits
+        for one, and take it again when none does."""
         while True:
             time.sleep(WATCH_SECONDS)
             with self._lock:
@@ -76,6 +87,25 @@ class WarmPool:
                 )
                 child.close()
                 self._spawn_in_background()
+            self._keep_size(self.device == "gpu" and gpu_sharing.slot_wanted())
+
+    def _keep_size(self, wanted: bool) -> None:
+        """While a child needed now waits for a GPU slot, close one idle child (its slot
+        is freed); once nobody waits, start again the children given up, and those that
+        failed to start (every ``RESPAWN_AFTER_FAILURE_SECONDS`` after a failure)."""
+        with self._lock:
+            given_up = self._idle.pop() if wanted and self._idle else None
+            if given_up is not None:
+                self._missing += 1
+            due = time.monotonic() - self._failed_at >= RESPAWN_AFTER_FAILURE_SECONDS
+            respawn = not wanted and due and self._missing > 0
+            if respawn:
+                self._missing -= 1
+        if given_up is not None:
+            log.info("a %s child waits for a slot: an idle pooled child gives its up", self.device)
+            given_up.close()
+        if respawn:
+            self._spawn_in_background()
 
     def stats(self) -> tuple[int, int]:
         """(idle children ready to take a job now, the pool's size)."""
@@ -86,7 +116,9 @@ class WarmPool:
         return ready, self.size
 
     def _spawn(self) -> None:
-        child = StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
+        child = StartedChild(
+            self.launcher, device=self.device, memory_mb=self.memory_mb, standby=True
+        )
         with self._lock:
             if self._closed:
                 child.close()
@@ -110,8 +142,11 @@ class WarmPool:
                     closed = self._closed
                 if not closed:
                     self._spawn()
-            except Exception as error:  # no slot on a busy GPU, a failed launch: next run retries
+            except Exception as error:  # no slot on a busy GPU, a failed launch: tried again
                 log.warning("could not start a %s child for the pool: %s", self.device, error)
+                with self._lock:
+                    self._missing += 1
+                    self._failed_at = time.monotonic()
             finally:
                 with self._lock:
                     self._spawning -= 1

@@ -25,6 +25,7 @@ One fresh sandbox per submission, discarded afterwards:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -32,8 +33,8 @@ from pathlib import Path
 from grader.config import PROJECT_ROOT, settings
 from grader.running import cgroups, seccomp, warmup_cache
 from grader.running.gpu_sharing import GpuSlot
-from grader.running.launch import LaunchSpec, clean_environment, rlimit_command
-from grader.running.limits import sandbox_limits
+from grader.running.launch import LaunchSpec, clean_environment, library_path, rlimit_command
+from grader.running.limits import SandboxLimits, refuse_unbounded_gpu, sandbox_limits
 from grader.running.warmup_cache import sandbox_env as warmup_cache_env
 from grader.versions import interpreter_prefixes
 
@@ -103,12 +104,29 @@ def _judge_binds() -> list[str]:
     return args
 
 
+SYSTEM_TREES = ("/usr", "/bin", "/lib", "/lib64", "/sbin")
+
+
+def _holds_nothing_trusted(folder: Path) -> bool:
+    """Whether ``folder`` is apart from the project and its data (references, caches):
+    a library folder that reaches into them is never bound into a sandbox."""
+    folder = folder.resolve()
+    kept = (PROJECT_ROOT, settings.content_dir.resolve(), settings.data_dir.resolve())
+    return not any(folder.is_relative_to(k) or k.is_relative_to(folder) for k in kept)
+
+
 def _gpu_binds() -> list[str]:
     args: list[str] = []
     for device in sorted(Path("/dev").glob("nvidia*")):
         args += ["--dev-bind", str(device), str(device)]
     # CUDA's own trees (/usr/local/cuda, /usr/local/nvidia) are under /usr,
-    # bound already: a second bind below it fails when it is a symlink.
+    # bound already: a second bind below it fails when it is a symlink. Library
+    # folders the host names in LD_LIBRARY_PATH elsewhere (/opt/...) are bound too.
+    for folder in library_path():
+        if not any(folder.is_relative_to(tree) for tree in SYSTEM_TREES) and _holds_nothing_trusted(
+            folder
+        ):
+            args += ["--ro-bind", str(folder), str(folder)]
     if Path("/proc/driver/nvidia").exists():
         args += ["--ro-bind", "/proc/driver/nvidia", "/proc/driver/nvidia"]
     return args
@@ -180,11 +198,36 @@ class SandboxLauncher:
     def __init__(self, *, warm_up: bool = False) -> None:
         self.warm_up = warm_up
 
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
         limits = sandbox_limits()
-        # A GPU child holds a slot for its whole life (grader/running/gpu_sharing.py).
-        slot = GpuSlot() if device == "gpu" else None
+        if device == "gpu":
+            refuse_unbounded_gpu(limits)
         seccomp_fd = seccomp.filter_fd()
+        # A GPU child holds a slot for its whole life (grader/running/gpu_sharing.py).
+        try:
+            slot = GpuSlot(standby=standby) if device == "gpu" else None
+        except BaseException:
+            os.close(seccomp_fd)
+            raise
+        try:
+            return self._spec(limits, device, memory_mb, result_fd, seccomp_fd, slot)
+        except BaseException:
+            os.close(seccomp_fd)
+            if slot is not None:
+                slot.release()
+            raise
+
+    def _spec(
+        self,
+        limits: SandboxLimits,
+        device: str,
+        memory_mb: int,
+        result_fd: int,
+        seccomp_fd: int,
+        slot: GpuSlot | None,
+    ) -> LaunchSpec:
         argv = rlimit_command(
             address_space_bytes=limits.address_space_bytes(memory_mb, device)
         ) + bwrap_arguments(
@@ -201,11 +244,9 @@ class SandboxLauncher:
             argv,
             {"PATH": "/usr/bin:/bin"},
             "/",
-            pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+            pass_fds=(seccomp_fd,),
             address_space_bytes=lambda job_mb: limits.address_space_bytes(job_mb, device),
         )
-        if slot is not None:
-            spec.cleanup.append(slot.release)
         if limits.cgroup is not None:
             group = cgroups.SandboxCgroup(
                 limits.cgroup, max_pids=settings.sandbox_max_pids, memory_bytes=memory_mb * 2**20
@@ -218,4 +259,6 @@ class SandboxLauncher:
             spec.cpu_seconds = group.cpu_seconds
             spec.threads = group.threads
             spec.cleanup.append(group.remove)
+        if slot is not None:
+            spec.cleanup.append(slot.release)
         return spec

@@ -6,6 +6,10 @@ keyring, new namespaces and mounts, io_uring, BPF, perf, module loading, and
 every socket family except Unix sockets. Default: allow (JAX and XLA use a
 wide range of ordinary system calls). Bubblewrap loads the filter right
 before it executes the child, so its own setup is unaffected.
+
+No sandbox starts without it: where the filter cannot be built (libseccomp absent,
+pyseccomp not installed), ``filter_fd`` raises ``SeccompUnavailableError`` saying what
+to install, and `jaxjudge doctor` says the same before any submission arrives.
 """
 
 from __future__ import annotations
@@ -53,13 +57,21 @@ NAMESPACE_FLAGS = (
 )
 
 
+class SeccompUnavailableError(RuntimeError):
+    """The filter cannot be built on this host: no sandbox may start."""
+
+
 @cache
-def filter_bpf() -> bytes | None:
-    """The compiled filter, or None where libseccomp is unavailable."""
+def filter_bpf() -> bytes:
+    """The compiled filter; ``SeccompUnavailableError`` where it cannot be built."""
     try:
         import pyseccomp as seccomp
-    except (ImportError, OSError):
-        return None
+    # pyseccomp raises RuntimeError when it finds no libseccomp.so.2 to load.
+    except (ImportError, OSError, RuntimeError) as error:
+        raise SeccompUnavailableError(
+            f"the sandboxes' seccomp filter cannot be built ({error}): install libseccomp"
+            " (Debian: apt-get install libseccomp2) and pyseccomp (`make venv`)"
+        ) from None
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     for name in DENIED:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
@@ -79,11 +91,9 @@ def filter_bpf() -> bytes | None:
         return handle.read()
 
 
-def filter_fd() -> int | None:
+def filter_fd() -> int:
     """A fresh readable fd holding the filter, for `bwrap --seccomp FD`."""
     program = filter_bpf()
-    if program is None:
-        return None
     fd = os.memfd_create("jaxjudge-seccomp")
     os.write(fd, program)
     os.lseek(fd, 0, os.SEEK_SET)

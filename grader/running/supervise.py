@@ -107,7 +107,13 @@ class StartedChild:
     """A child process that is starting or waiting (after HELLO) for its one job."""
 
     def __init__(
-        self, launcher: Launcher, *, device: str, memory_mb: int, boosted: bool = False
+        self,
+        launcher: Launcher,
+        *,
+        device: str,
+        memory_mb: int,
+        boosted: bool = False,
+        standby: bool = False,
     ) -> None:
         self.device = device
         self.boosted = (
@@ -116,9 +122,14 @@ class StartedChild:
         self.max_elements = settings.max_output_elements
         self.collector = FrameCollector(self.max_elements)
         read_end, write_end = os.pipe()
-        self.spec: LaunchSpec = launcher.launch(
-            device=device, memory_mb=memory_mb, result_fd=write_end
-        )
+        try:
+            self.spec: LaunchSpec = launcher.launch(
+                device=device, memory_mb=memory_mb, result_fd=write_end, standby=standby
+            )
+        except BaseException:
+            os.close(read_end)
+            os.close(write_end)
+            raise
         try:
             self.process = subprocess.Popen(
                 self.spec.argv,
@@ -130,6 +141,11 @@ class StartedChild:
                 cwd=self.spec.cwd,
                 start_new_session=True,
             )
+        except BaseException:
+            os.close(read_end)
+            for step in self.spec.cleanup:  # a GPU slot, a cgroup: nothing is left held
+                step()
+            raise
         finally:
             for fd in (write_end, *self.spec.pass_fds):
                 os.close(fd)

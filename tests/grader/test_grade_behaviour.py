@@ -242,7 +242,9 @@ def test_a_child_that_cannot_start_is_an_internal_error_without_waiting(tiny: Pr
     from grader.running.supervise import ProcessRunner
 
     class Broken:
-        def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        def launch(
+            self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+        ) -> LaunchSpec:
             return LaunchSpec(["/bin/false"], {}, "/")
 
     job = Job("solve", 1, (Solution("s", CORRECT),), tiny.case_bank.samples, 4.0, 2048)
@@ -261,7 +263,9 @@ def test_the_pool_retries_a_child_that_failed_to_start(tiny: Problem) -> None:
         def __init__(self) -> None:
             self.calls = 0
 
-        def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
+        def launch(
+            self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+        ) -> LaunchSpec:
             self.calls += 1
             if self.calls == 1:
                 return LaunchSpec(["/bin/false"], {}, "/")

@@ -203,8 +203,12 @@ def test_a_pooled_sandbox_sees_nothing_of_trusted_runs(prepared: Problem, pool: 
 class LeakyLauncher(SandboxLauncher):
     """The old mistake, on purpose: the trusted compilation cache bound into the sandbox."""
 
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
-        spec = super().launch(device=device, memory_mb=memory_mb, result_fd=result_fd)
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
+        spec = super().launch(
+            device=device, memory_mb=memory_mb, result_fd=result_fd, standby=standby
+        )
         where = spec.argv.index("--chdir")
         cache = str(settings.trusted_cache_dir)
         spec.argv[where:where] = ["--ro-bind", cache, cache]

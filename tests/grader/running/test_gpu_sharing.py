@@ -7,7 +7,9 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,64 @@ def test_without_nvidia_smi_the_watch_says_so(
     watch.stop()
     assert "bounded by XLA's allocator only" in caplog.text
     assert not watch.exceeded
+
+
+def _take_in_background(**kwargs: object) -> tuple[threading.Thread, list[GpuSlot]]:
+    got: list[GpuSlot] = []
+    thread = threading.Thread(target=lambda: got.append(GpuSlot(10, **kwargs)), daemon=True)  # type: ignore[arg-type]
+    thread.start()
+    return thread, got
+
+
+def _until(condition: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_child_needed_now_goes_before_a_standby_one(two_slots: Path) -> None:
+    """A warm pool's child (standby) never takes a slot while a grading or a trusted run
+    waits for one, whichever asked first."""
+    first, second = GpuSlot(0), GpuSlot(0)
+    standby, standby_got = _take_in_background(standby=True)
+    time.sleep(0.3)  # the standby child asked first
+    needed, needed_got = _take_in_background()
+    assert _until(gpu_sharing.slot_wanted)
+    first.release()
+    needed.join(5)
+    assert len(needed_got) == 1 and not standby_got
+    assert not gpu_sharing.slot_wanted()  # its want is gone with the wait
+    second.release()
+    standby.join(5)
+    assert len(standby_got) == 1
+    needed_got[0].release()
+    standby_got[0].release()
+
+
+def test_a_want_of_a_waiter_that_died_is_forgotten(two_slots: Path) -> None:
+    held = [GpuSlot(0), GpuSlot(0)]
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", "from grader.running.gpu_sharing import GpuSlot; GpuSlot(60)"],
+        env={**os.environ, "JAXJUDGE_DATA_DIR": str(two_slots), "JAXJUDGE_GPU_MAX_SANDBOXES": "2"},
+    )
+    try:
+        assert _until(gpu_sharing.slot_wanted)
+        waiter.kill()
+        waiter.wait()
+        assert not gpu_sharing.slot_wanted()
+        assert not list((two_slots / "run" / "gpu-slots" / "wants").iterdir())
+    finally:
+        waiter.kill()
+        waiter.wait()
+        for slot in held:
+            slot.release()
+
+
+def test_the_watch_allows_the_cuda_context_beside_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NVML counts the context and the libraries' workspaces as the process's: a sandbox
+    whose allocations stay inside its budget is not killed for them."""
+    monkeypatch.setattr(settings, "gpu_context_mb", 1024)
+    assert gpu_sharing.MemoryWatch(os.getpid(), 2048, kill=lambda: None).limit_mb == 3072

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from grader.child.verdicts import Mode, Verdict
+from grader.config import settings
 from grader.grade import grade
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
+from grader.running.gpu_sharing import GpuSlot
 from grader.running.launch import LaunchSpec
 from grader.running.pool import WarmPool
 from grader.running.sandbox import SandboxLauncher
@@ -43,8 +45,12 @@ class PidRecorder(SandboxLauncher):
         self.folder = folder
         self.count = 0
 
-    def launch(self, *, device: str, memory_mb: int, result_fd: int) -> LaunchSpec:
-        spec = super().launch(device=device, memory_mb=memory_mb, result_fd=result_fd)
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
+        spec = super().launch(
+            device=device, memory_mb=memory_mb, result_fd=result_fd, standby=standby
+        )
         self.count += 1
         record = self.folder / f"child-{self.count}"
         spec.argv = ["/bin/sh", "-c", f'echo $$ > {record}; exec "$@"', "record", *spec.argv]
@@ -130,3 +136,51 @@ def test_a_learner_killing_itself_is_a_runtime_error_not_a_retry(tiny: Problem) 
     source = "import os, signal\ndef solve(x, scale):\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
     report = grade(tiny, source, mode=Mode.RUN)
     assert report.verdict is Verdict.RUNTIME_ERROR
+
+
+class SleepingGpuLauncher:
+    """GPU children that hold a slot and sleep: the slots' hand-over, with no GPU."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.closed = 0
+
+    def launch(
+        self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
+    ) -> LaunchSpec:
+        slot = GpuSlot(standby=standby)
+        self.started += 1
+
+        def release() -> None:
+            self.closed += 1
+            slot.release()
+
+        return LaunchSpec(["sleep", "120"], {}, "/", cleanup=[release])
+
+
+def test_an_idle_gpu_pool_gives_a_slot_to_a_child_needed_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two idle pooled children hold both slots of the card; a trusted run (or a grading
+    in another worker) asks for one: an idle child gives its slot up within a second or
+    so, not after the 60 s wait, and the pool is whole again once nobody waits."""
+    monkeypatch.setattr(settings, "data_dir", tmp_path)
+    monkeypatch.setattr(settings, "gpu_max_sandboxes", 2)
+    launcher = SleepingGpuLauncher()
+    pool = WarmPool(launcher, size=2, memory_mb=2048, device="gpu")
+    try:
+        deadline = time.monotonic() + 20
+        while launcher.started < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert launcher.started == 2
+        asked = time.monotonic()
+        slot = GpuSlot(15)
+        assert time.monotonic() - asked < 5
+        assert launcher.closed == 1
+        slot.release()
+        deadline = time.monotonic() + 20
+        while launcher.started < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (launcher.started, launcher.closed) == (3, 1)
+    finally:
+        pool.close()
