@@ -1,4 +1,4 @@
-"""The grader's commands: grade, check, prepare, new (app/cli.py is the `jaxjudge`
+"""The grader's commands: grade, check, prepare, doctor, new (app/cli.py is the `jaxjudge`
 entry point and adds the platform's: serve, worker, users, tokens, submit, ...).
 
 Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
@@ -69,8 +69,9 @@ def read_submission(path: str) -> str:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from grader import calibration
     from grader.expected import ReferenceRunError
-    from grader.grade import grade
+    from grader.grade import grade, measure_reference
     from grader.judging.feedback import learner_view
     from grader.judging.report import render_text
     from grader.problems.problem import load_problem
@@ -85,7 +86,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.slug}: {error}") from None
     mode = Mode.RUN if args.samples_only else Mode.SUBMIT
     try:
-        report = grade(problem, source, mode=mode, device=device, variant=args.variant)
+        # This machine's limits before the first grading on it, as a worker has them
+        # (grader/calibration.py): provisional ones are a guess, and on a GPU a poor one.
+        limits = calibration.ensure(problem, device, lambda p, d: measure_reference(p, d))
+        report = grade(
+            problem, source, mode=mode, device=device, variant=args.variant, limits=limits
+        )
     except ReferenceRunError as error:
         raise UsageError(f"{args.slug}: the trusted reference run failed: {error}") from None
     shown = report if args.details else learner_view(report)
@@ -171,6 +177,16 @@ def _calibrate(problems: list[Problem], device: str) -> int:
     return failed
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from grader.doctor import Status, examine, summary
+
+    device = args.device
+    print(f"jaxjudge doctor: can this host grade on the {device}? (data in {settings.data_dir})")
+    findings = examine(device, lambda finding: print(finding.render(), flush=True))
+    print(summary(findings))
+    return EXIT_FAILED if any(f.status is Status.FAIL for f in findings) else EXIT_OK
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     from grader.problems.scaffold import scaffold
 
@@ -235,6 +251,15 @@ def register(commands: Any) -> None:
         ),
     )
     prepare.set_defaults(handler=cmd_prepare)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check this host can grade: sandbox, seccomp, cgroups, GPU, a real grading",
+    )
+    doctor.add_argument(
+        "--device", choices=("cpu", "gpu"), default="cpu", help="the device to check grading on"
+    )
+    doctor.set_defaults(handler=cmd_doctor)
 
     new = commands.add_parser("new", help="scaffold a new problem folder")
     new.add_argument("slug")

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from grader import calibration
 from grader.cli import main
 from grader.config import PROJECT_ROOT, settings
+from grader.problems.problem import load_problem
 from grader.versions import CPU_XLA_FLAGS
 
 JAXJUDGE = [sys.executable, "-m", "grader.cli"]  # the grader alone: no web app needed
@@ -48,6 +50,11 @@ def test_grade_json_prints_exactly_one_object_and_exits_zero_when_accepted() -> 
     pinned = re.search(r'"jax==([^"]+)"', (PROJECT_ROOT / "pyproject.toml").read_text())
     assert pinned is not None and report["versions"]["jax"] == pinned.group(1)
     assert report["versions"]["xla_flags"] == CPU_XLA_FLAGS
+    # Graded under this machine's calibrated limits, measured first if nobody had.
+    problem = load_problem(PROJECT_ROOT / "problems" / "scan-microbatched-grads")
+    calibrated = calibration.load(problem, "cpu")
+    assert calibrated is not None
+    assert report["cpu_limit_seconds"] == calibrated.limits(problem).cpu_seconds
     case = report["cases"][0]
     assert {
         "name",
