@@ -33,6 +33,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     log_context.configure(logging.INFO)
     workers = grader_settings.pool_size if args.workers is None else args.workers
+    if workers > 0:
+        _refuse_unbounded_gpu()
     trusted = args.forwarded_allow_ips or settings.forwarded_allow_ips
     for warning in serving_warnings(args.host, trusted):
         print(f"jaxjudge: WARNING: {warning}", file=sys.stderr, flush=True)
@@ -71,6 +73,17 @@ def serving_warnings(host: str, trusted_proxies: str | None) -> list[str]:
     return warnings
 
 
+def _refuse_unbounded_gpu() -> None:
+    """A grading process on a GPU host with nothing to bound its GPU sandboxes' memory
+    stops here, in one line, before it serves or claims anything."""
+    from grader.running.limits import UnboundedGpuError, refuse_unbounded_gpu_host
+
+    try:
+        refuse_unbounded_gpu_host()
+    except UnboundedGpuError as error:
+        raise CommandError(str(error)) from None
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     import logging
 
@@ -78,6 +91,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from app.grading.worker import EmbeddedWorkers
 
     log_context.configure(logging.INFO)
+    _refuse_unbounded_gpu()
     migrate()
     workers = EmbeddedWorkers(threads=args.threads)
     stop = threading.Event()

@@ -35,7 +35,7 @@ from app.models import Regrade, RegradeItem, Submission
 from grader.judging.judge import SAMPLES_SEEN
 from grader.judging.report import CaseReport, GradeReport
 from grader.running.cgroups import process_tag
-from grader.running.limits import sandbox_limits
+from grader.running.limits import refuse_unbounded_gpu_host, sandbox_limits
 from grader.running.log_context import grading_of
 
 log = logging.getLogger("jaxjudge.worker")
@@ -75,6 +75,7 @@ class EmbeddedWorkers:
     def start(self) -> None:
         if isinstance(self.grader, PoolGrader):
             sandbox_limits()  # says once, at start-up, which limits hold and by what
+            refuse_unbounded_gpu_host()
             self.grader.warm("cpu")  # the first submission should not wait for imports
         self._release_dead_leases()
         self.heartbeat.start()

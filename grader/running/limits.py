@@ -74,6 +74,15 @@ def refuse_unbounded_gpu(limits: SandboxLimits) -> None:
         )
 
 
+def refuse_unbounded_gpu_host() -> None:
+    """A worker on a GPU host may start GPU sandboxes: ``UnboundedGpuError`` at its start,
+    not at its first GPU submission, when nothing would bound their memory."""
+    from grader.running.devices import gpu_available
+
+    if gpu_available():
+        refuse_unbounded_gpu(sandbox_limits())
+
+
 @cache
 def sandbox_limits() -> SandboxLimits:
     if not settings.use_cgroups:

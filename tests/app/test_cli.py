@@ -46,6 +46,26 @@ def test_serve_refuses_insecure_production_settings_in_one_line(
         create_app()  # however the app is started
 
 
+@pytest.mark.parametrize("command", [["worker"], ["serve", "--port", "1"]])
+def test_a_gpu_host_without_a_memory_bound_refuses_to_grade_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    from grader.config import settings as grader_settings
+    from grader.running import devices, limits
+
+    unbounded = limits.SandboxLimits(None, cgroup_problem="could not create /x: read-only")
+    monkeypatch.setattr(devices, "gpu_available", lambda: True)
+    monkeypatch.setattr(limits, "sandbox_limits", lambda: unbounded)
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert "GPU sandboxes need a cgroup to bound their memory" in error
+    assert "could not create /x" in error and "docs/deployment.md" in error
+    assert len(error.strip().splitlines()) == 1
+    # An operator who knows may let it run without one.
+    monkeypatch.setattr(grader_settings, "allow_unbounded_gpu_memory", True)
+    limits.refuse_unbounded_gpu_host()
+
+
 class _Answers(http.server.BaseHTTPRequestHandler):
     """A server that answers every request with a plain-text 500, or never."""
 
