@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots containers-test clean
+.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots containers-test gpu-image clean
 
 # axe-core checks every page's accessibility in the browser test
 # (tests/e2e/test_accessibility.py): installed from npm once, never fetched at run time.
@@ -91,6 +91,11 @@ bench: venv
 # --remove-images, --rebuild-base, --suite=bookworm|trixie.
 containers-test: venv
 	$(BIN)/python deploy/containers_test.py $(ARGS)
+
+# The GPU worker image, jaxjudge-gpu:local: the image above plus jax's CUDA 13 plugin at
+# the pinned jax (deploy/containers/gpu.Containerfile); builds without a GPU, runs with one.
+gpu-image: venv
+	$(BIN)/python deploy/containers_test.py --gpu-image
 
 test: lint typecheck pytest
 

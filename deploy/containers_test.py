@@ -26,7 +26,11 @@ What it does, each step timed (docs/deployment.md, "Containers"):
    database, kills it (SIGKILL) mid-grading, and checks the submission still gets one
    verdict, recorded once, after a second attempt;
 8. tears everything down: containers, volumes, the network (built images stay cached
-   unless --remove-images).
+   unless --remove-images);
+9. plays deploy/kubernetes/ with podman kube play on a node of its own (deploy/kube_play.py):
+   the migration Job, the web and worker Deployments against a PostgreSQL pod, /readyz, a
+   correct and a wrong submission, and a memory hog that must end memory_limit_exceeded
+   inside the worker pod.
 
 Runs as root on Debian. Exit status 0 when every check passed, 1 with the failing step
 and the reason otherwise.
@@ -66,6 +70,7 @@ SERVICES = ("db", "web", "worker-1", "worker-2")
 WORKERS = ("worker-1", "worker-2")
 POSTGRES_IMAGE = "localhost/jaxjudge-postgres:debian"  # as compose.podman.yml names it
 APP_IMAGE = "localhost/jaxjudge:local"  # as docker-compose.yml names it (jaxjudge:local)
+GPU_IMAGE = "localhost/jaxjudge-gpu:local"  # `make gpu-image` (deploy/containers/gpu.Containerfile)
 # The Debian suites a base can be made of, with the python3 each has: the first one that
 # pyproject.toml's requires-python accepts, unless --suite names one.
 SUITES = {"bookworm": "3.11", "trixie": "3.13"}
@@ -417,7 +422,9 @@ def build_base_image(state: Path, suite: str, *, rebuild: bool) -> None:
     progress.note(f"{image}: mmdebstrap {suite} (minbase), imported (log: {log})")
 
 
-def build_image(state: Path, suite: str, name: str, containerfile: Path, context: Path) -> None:
+def build_image(
+    state: Path, suite: str, name: str, containerfile: Path, context: Path, *args: str
+) -> None:
     log = state / "logs" / f"build-{name.split('/')[-1].replace(':', '-')}.log"
     run(
         [
@@ -426,6 +433,7 @@ def build_image(state: Path, suite: str, name: str, containerfile: Path, context
             "--network=host",
             "--build-arg",
             f"BASE_IMAGE={base_image(suite)}",
+            *args,
             "--tag",
             name,
             "--file",
@@ -438,6 +446,28 @@ def build_image(state: Path, suite: str, name: str, containerfile: Path, context
     cached = log.read_text().count("Using cache")
     size = podman("image", "inspect", "--format", "{{.Size}}", name)
     progress.note(f"{name}: {int(size) / 1e9:.2f} GB, {cached} cached steps (log: {log})")
+
+
+def gpu_image(state: Path, suite: str) -> None:
+    """``make gpu-image``: deploy/containers/gpu.Containerfile on the app image. Without a
+    GPU here, what is checked is what it holds: the plugin, at jaxlib's version."""
+    containerfile = CONTAINERS / "gpu.Containerfile"
+    build_image(
+        state, suite, GPU_IMAGE, containerfile, CONTAINERS, "--build-arg", f"APP_IMAGE={APP_IMAGE}"
+    )
+    versions = run(
+        [
+            *("podman", "run", "--rm", GPU_IMAGE, "python", "-c"),
+            "import importlib.metadata as m; print(m.version('jaxlib'), m.version('jax-cuda13-plugin'))",
+        ],
+        timeout=120,
+    ).stdout.split()
+    if len(versions) != 2 or versions[0] != versions[1]:
+        raise TestFailedError(f"{GPU_IMAGE}: jaxlib and jax-cuda13-plugin differ: {versions}")
+    progress.note(
+        f"{GPU_IMAGE}: jax-cuda13-plugin {versions[1]} beside jaxlib {versions[0]}; it needs"
+        " an NVIDIA driver and its container toolkit to run (none here)"
+    )
 
 
 # --- 4. Least privilege for the sandboxes -------------------------------------------------
@@ -671,18 +701,23 @@ def workers_limits(stack: Stack) -> None:
 
 
 def create_learner(stack: Stack) -> str:
-    web = stack.container("web")
+    return create_learner_with(["podman", "exec", "-i", stack.container("web")])
+
+
+def create_learner_with(in_web: list[str]) -> str:
+    """A learner and an API token, by the `jaxjudge` command run with ``in_web`` (the
+    exec into a web container)."""
     password = secrets.token_urlsafe(16)
     run(
         [
-            *("podman", "exec", "-i", web),
+            *in_web,
             *("jaxjudge", "users", "create", LEARNER, "--role", "learner", "--password-stdin"),
         ],
         input_text=password + "\n",
         timeout=120,
     )
     token = run(
-        ["podman", "exec", web, "jaxjudge", "tokens", "create", LEARNER, "--label", "ctest"],
+        [*in_web, "jaxjudge", "tokens", "create", LEARNER, "--label", "ctest"],
         timeout=120,
     ).stdout.split()
     if not token:
@@ -874,47 +909,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep", action="store_true", help="leave the stack running at the end (no teardown)"
     )
+    parser.add_argument(
+        "--gpu-image",
+        action="store_true",
+        help="build the images and the GPU worker image on them, check its plugin, and stop",
+    )
     args = parser.parse_args(argv)
     state: Path = args.state_dir.resolve()
     (state / "logs").mkdir(parents=True, exist_ok=True)
     stack: Stack | None = None
     started = time.monotonic()
     try:
-        with progress.step("1/8 host packages"):
+        with progress.step("1/9 host packages"):
             install_packages()
-        with progress.step("2/8 podman configuration"):
+        with progress.step("2/9 podman configuration"):
             configure(state)
             seccomp_profile = uts_seccomp_profile(state)
             stack = Stack.new(state)
             teardown(stack, quiet=True)  # what an interrupted run left
-        with progress.step("3/8 images (mmdebstrap base, PostgreSQL, jaxjudge)"):
+        with progress.step("3/9 images (mmdebstrap base, PostgreSQL, jaxjudge)"):
             suite = debian_suite(args.suite)
             build_base_image(state, suite, rebuild=args.rebuild_base)
             postgres = CONTAINERS / "postgres.Containerfile"
             build_image(state, suite, POSTGRES_IMAGE, postgres, CONTAINERS)
             build_image(state, suite, APP_IMAGE, ROOT / "Dockerfile", ROOT)
-        with progress.step("4/8 least privilege for bubblewrap in a container"):
+        if args.gpu_image:
+            with progress.step("the GPU worker image (jax's CUDA plugin at the pinned jax)"):
+                gpu_image(state, suite)
+            summary(started)
+            return 0
+        with progress.step("4/9 least privilege for bubblewrap in a container"):
             privileges(seccomp_profile)
-        with progress.step("5/8 podman-compose up: db, web, worker-1, worker-2; /readyz"):
+        with progress.step("5/9 podman-compose up: db, web, worker-1, worker-2; /readyz"):
             start_stack(stack)
             wait_ready(stack)
             workers_limits(stack)
         with httpx.Client(base_url=stack.url, timeout=30) as client:
-            with progress.step("6/8 a learner; a correct and a wrong solution through the API"):
+            with progress.step("6/9 a learner; a correct and a wrong solution through the API"):
                 client.headers["Authorization"] = f"Bearer {create_learner(stack)}"
                 two_verdicts(client)
-            with progress.step("7/8 a worker killed mid-grading: graded exactly once"):
+            with progress.step("7/9 a worker killed mid-grading: graded exactly once"):
                 kill_mid_grading(stack, client)
         if args.keep:
             progress.note(f"--keep: the stack is left running at {stack.url}")
         else:
-            with progress.step("8/8 teardown (containers, volumes, network)"):
+            with progress.step("8/9 teardown (containers, volumes, network)"):
                 save_logs(stack)
                 teardown(stack)
-                if args.remove_images:
-                    for image in (APP_IMAGE, POSTGRES_IMAGE, base_image(suite)):
-                        podman("rmi", "--force", image, check=False)
-                    progress.note("images removed (--remove-images)")
+        with progress.step("9/9 deploy/kubernetes played with podman kube play"):
+            from kube_play import NODE_IMAGE, play_manifests
+
+            play_manifests(state, suite)
+        if args.remove_images:
+            node_image = NODE_IMAGE.format(suite=suite)
+            for image in (APP_IMAGE, POSTGRES_IMAGE, node_image, base_image(suite)):
+                podman("rmi", "--force", image, check=False)
+            progress.note("images removed (--remove-images)")
     except (TestFailedError, KeyboardInterrupt) as error:
         reason = "interrupted" if isinstance(error, KeyboardInterrupt) else str(error)
         print(f"\ncontainers-test: FAILED at {progress.current!r}:\n{reason}", file=sys.stderr)
