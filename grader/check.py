@@ -148,11 +148,15 @@ def _check_separation(
             f" from the reference by {SEPARATION:g}x {whose} (best:"
             f" {weakest_case!r} at {weakest:.3g}x); change the hidden cases or the tolerance"
         )
+    elif weakest == float("inf"):
+        result.notes.append(
+            f"{where}: rejected on all {len(per_variant)} variants by an error or a wrong shape"
+            f" (e.g. {weakest_case!r})"
+        )
     else:
-        shown = "error or shape" if weakest == float("inf") else f"{weakest:.3g}x"
         result.notes.append(
             f"{where}: rejected on all {len(per_variant)} variants, weakest best separation"
-            f" {shown} of {whose} on {weakest_case!r}"
+            f" {weakest:.3g}x {whose} on {weakest_case!r}"
         )
 
 
