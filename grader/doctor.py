@@ -307,7 +307,7 @@ def _grading(device: str) -> Finding:
         f"{problem.slug} on the {device}: the reference {right.verdict.value}"
         f" ({right.seconds:.1f} s), mistakes/{mistake.name}.py {wrong.verdict.value}"
         f" ({'diagnosed' if wrong.diagnosis == mistake.diagnosis else 'NOT diagnosed'});"
-        f" limits {limits.cpu_seconds:g} s of CPU; {took:.0f} s with the trusted runs"
+        f" limits {limits.cpu_seconds:g} s of CPU; {took:.0f} s in all"
     )
     diagnosed = wrong.verdict is Verdict.WRONG_ANSWER and wrong.diagnosis == mistake.diagnosis
     if right.verdict is Verdict.ACCEPTED and diagnosed:
