@@ -120,11 +120,14 @@ class WarmPool:
             self.launcher, device=self.device, memory_mb=self.memory_mb, standby=True
         )
         with self._lock:
-            if self._closed:
-                child.close()
-            else:
+            # Never more idle children than the pool's size (a GPU job may have been given
+            # a child of its own while this one waited for a slot).
+            surplus = self._closed or len(self._idle) >= self.size
+            if not surplus:
                 self._idle.append(child)
             self._queued.notify_all()
+        if surplus:
+            child.close()
 
     def _spawn_in_background(self) -> None:
         with self._lock:
@@ -155,10 +158,13 @@ class WarmPool:
     def _take(self) -> StartedChild:
         with self._lock:
             # A child already starting is nearer than a new one (and a second would make
-            # the pool larger than its size): wait for it, unless nothing is starting.
-            self._queued.wait_for(
-                lambda: bool(self._idle) or self._spawning == 0, timeout=SPAWN_WAIT_SECONDS
-            )
+            # the pool larger than its size): wait for it, unless nothing is starting. Not
+            # on a GPU, where it may itself be waiting for a slot, deferring to children
+            # needed now: this job's child is one, and asks for a slot at once.
+            if self.device != "gpu":
+                self._queued.wait_for(
+                    lambda: bool(self._idle) or self._spawning == 0, timeout=SPAWN_WAIT_SECONDS
+                )
             while self._idle:
                 child = self._idle.popleft()
                 if child.process.poll() is None:

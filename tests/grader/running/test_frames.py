@@ -214,7 +214,7 @@ class _Bank:
             tolerance=ToleranceConfig(rtol=1e-5, atol=1e-6),
         )
 
-    def tolerance(self, index: int) -> Tolerance:
+    def tolerance(self, index: int, device: str = "cpu") -> Tolerance:
         return Tolerance(1e-5, 1e-6)
 
 

@@ -18,11 +18,12 @@ from grader.config import settings
 from grader.grade import grade
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
+from grader.running import gpu_sharing
 from grader.running.gpu_sharing import GpuSlot
 from grader.running.launch import LaunchSpec
 from grader.running.pool import WarmPool
 from grader.running.sandbox import SandboxLauncher
-from grader.running.supervise import ProcessRunner
+from grader.running.supervise import ProcessRunner, StartedChild
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -144,12 +145,14 @@ class SleepingGpuLauncher:
     def __init__(self) -> None:
         self.started = 0
         self.closed = 0
+        self.standby: list[bool] = []  # of each child that got its slot, in order
 
     def launch(
         self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
     ) -> LaunchSpec:
         slot = GpuSlot(standby=standby)
         self.started += 1
+        self.standby.append(standby)
 
         def release() -> None:
             self.closed += 1
@@ -183,4 +186,36 @@ def test_an_idle_gpu_pool_gives_a_slot_to_a_child_needed_now(
             time.sleep(0.05)
         assert (launcher.started, launcher.closed) == (3, 1)
     finally:
+        pool.close()
+
+
+def test_a_gpu_job_does_not_wait_behind_a_child_waiting_for_a_slot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both slots are busy (gradings elsewhere); the pool's own child waits for one,
+    standby. A job arriving now gets a child that asks for a slot at once, and the next
+    slot freed is its, not the standby child's."""
+    monkeypatch.setattr(settings, "data_dir", tmp_path)
+    monkeypatch.setattr(settings, "gpu_max_sandboxes", 2)
+    busy = [GpuSlot(0), GpuSlot(0)]
+    launcher = SleepingGpuLauncher()
+    pool = WarmPool(launcher, size=1, memory_mb=2048, device="gpu")
+    try:
+        time.sleep(0.5)  # the pool's child is waiting for a slot, standby
+        assert launcher.started == 0
+        taken: list[StartedChild] = []
+        taker = threading.Thread(target=lambda: taken.append(pool._take()), daemon=True)
+        taker.start()
+        deadline = time.monotonic() + 5
+        while not gpu_sharing.slot_wanted() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gpu_sharing.slot_wanted()  # the job's child asks for a slot now
+        busy.pop().release()
+        taker.join(10)
+        assert len(taken) == 1 and launcher.started == 1
+        assert launcher.standby == [False]  # the job's, not the pool's
+        taken[0].close()
+    finally:
+        for slot in busy:
+            slot.release()
         pool.close()
