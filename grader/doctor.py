@@ -142,13 +142,13 @@ def _cgroups(device: str) -> Finding:
 def _gpu(device: str) -> Finding:
     if device != "gpu":
         return Finding("gpu", Status.SKIP, "not asked for (--device gpu checks the card)")
-    from grader.running import devices, gpu_sharing
+    from grader.running import devices, gpu_card
     from grader.running.launch import library_path
     from grader.versions import memory_fraction_name, runtime_versions
 
     if not devices.gpu_available():
         return Finding("gpu", Status.FAIL, "no /dev/nvidia0 on this machine", "run on a GPU host")
-    card = gpu_sharing.card_description()
+    card = gpu_card.card_description()
     if card is None:
         return Finding(
             "gpu",
@@ -158,16 +158,16 @@ def _gpu(device: str) -> Finding:
             "install the driver's utilities (NVIDIA_DRIVER_CAPABILITIES=compute,utility)",
         )
     largest = max((p.config.limits.memory_mb for p in _bank()), default=2048)
-    plan = gpu_sharing.slot_plan(card.memory_mib, largest)
+    plan = gpu_card.slot_plan(card.memory_mib, largest)
     versions = runtime_versions()
     detail = (
         f"{card.name}, {card.memory_mib} MiB, driver {card.driver}; jax {versions.get('jax')}"
-        f" with {gpu_sharing.cuda_plugin() or 'NO CUDA plugin'}; memory fraction given as"
+        f" with {gpu_card.cuda_plugin() or 'NO CUDA plugin'}; memory fraction given as"
         f" {memory_fraction_name()}; {plan.describe()}"
     )
     if folders := library_path():
         detail += f"; LD_LIBRARY_PATH kept for children: {':'.join(map(str, folders))}"
-    if gpu_sharing.cuda_plugin() is None:
+    if gpu_card.cuda_plugin() is None:
         return Finding("gpu", Status.FAIL, detail, "install jax's CUDA plugin at the pinned jax")
     if not plan.fits:
         return Finding("gpu", Status.FAIL, detail, plan.advice())

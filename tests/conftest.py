@@ -15,7 +15,7 @@ import pytest
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
 from grader.problems.source import ProblemSource
-from grader.running import devices, gpu_sharing, supervise, warmup_cache
+from grader.running import devices, gpu_card, supervise, warmup_cache
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -96,7 +96,7 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
         monkeypatch.setattr(BrowserType, "launch", _refusal("browser"))
     if "gpu" not in marked:
         # Where there is no GPU nothing can touch one; where there is, these would.
-        ask_card = gpu_sharing._nvidia_smi
+        ask_card = gpu_card.nvidia_smi
 
         def no_card_query(*args: Any, **kwargs: Any) -> str | None:
             if devices.gpu_available():
@@ -110,7 +110,7 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
                 _refusal("gpu")()
             start(child, *args, **kwargs)
 
-        monkeypatch.setattr(gpu_sharing, "_nvidia_smi", no_card_query)
+        monkeypatch.setattr(gpu_card, "nvidia_smi", no_card_query)
         monkeypatch.setattr(supervise.StartedChild, "__init__", cpu_only)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import BrowserType
 
-from grader.running import devices, gpu_sharing, supervise
+from grader.running import devices, gpu_card, supervise
 from grader.running.launch import PlainLauncher
 
 pytest_plugins = ["pytester"]
@@ -25,7 +25,7 @@ def test_where_there_is_a_gpu_an_unmarked_test_cannot_ask_it_or_start_a_child_on
 ) -> None:
     monkeypatch.setattr(devices, "gpu_available", lambda: True)
     with pytest.raises(AssertionError, match=r"mark\.gpu"):
-        gpu_sharing._nvidia_smi("--query-gpu=memory.total")
+        gpu_card.nvidia_smi("--query-gpu=memory.total")
     with pytest.raises(AssertionError, match=r"mark\.gpu"):
         supervise.StartedChild(PlainLauncher(trusted=True), device="gpu", memory_mb=256)
 

@@ -12,8 +12,8 @@ import pytest
 from grader import doctor
 from grader.config import PROJECT_ROOT, settings
 from grader.doctor import Finding, Status
-from grader.running import devices, gpu_sharing
-from grader.running.gpu_sharing import Card
+from grader.running import devices, gpu_card
+from grader.running.gpu_card import Card
 from grader.running.limits import SandboxLimits
 
 
@@ -47,8 +47,8 @@ H100 = Card("NVIDIA H100 80GB HBM3", 81559, "580.159.04")
 @pytest.fixture
 def a_gpu_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(devices, "gpu_available", lambda: True)
-    monkeypatch.setattr(gpu_sharing, "card_description", lambda: H100)
-    monkeypatch.setattr(gpu_sharing, "cuda_plugin", lambda: "jax-cuda13-plugin 0.11.2")
+    monkeypatch.setattr(gpu_card, "card_description", lambda: H100)
+    monkeypatch.setattr(gpu_card, "cuda_plugin", lambda: "jax-cuda13-plugin 0.11.2")
     monkeypatch.setattr(settings, "gpu_max_sandboxes", 2)
     monkeypatch.setattr(settings, "gpu_context_mb", 1024)
 
@@ -78,9 +78,9 @@ def test_slots_that_do_not_fit_the_card_fail_with_the_number_that_would(
 def test_a_gpu_host_without_the_cuda_plugin_or_nvidia_smi_fails(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(gpu_sharing, "cuda_plugin", lambda: None)
+    monkeypatch.setattr(gpu_card, "cuda_plugin", lambda: None)
     assert doctor._gpu("gpu").status is Status.FAIL
-    monkeypatch.setattr(gpu_sharing, "card_description", lambda: None)
+    monkeypatch.setattr(gpu_card, "card_description", lambda: None)
     finding = doctor._gpu("gpu")
     assert finding.status is Status.FAIL and "nvidia-smi" in finding.detail
 
@@ -89,11 +89,6 @@ def test_no_gpu_is_a_failure_only_when_one_is_asked_for(monkeypatch: pytest.Monk
     monkeypatch.setattr(devices, "gpu_available", lambda: False)
     assert doctor._gpu("cpu").status is Status.SKIP
     assert doctor._gpu("gpu").status is Status.FAIL
-
-
-def test_the_nvidia_smi_text_is_read_strictly() -> None:
-    assert gpu_sharing.parse_card("NVIDIA H100 80GB HBM3, 81559, 580.159.04\n") == H100
-    assert gpu_sharing.parse_card("[N/A]\n") is None
 
 
 def test_without_a_cgroup_a_gpu_host_fails_and_a_cpu_host_warns(

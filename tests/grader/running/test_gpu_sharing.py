@@ -1,5 +1,5 @@
 """How GPU sandboxes share a card (grader/running/gpu_sharing.py): the parts that need no GPU
-(slots across processes, NVML's text, the budget, the process tree) are tested here."""
+(slots across processes and their hand-over, the environment, the process tree) are tested here."""
 
 from __future__ import annotations
 
@@ -16,15 +16,8 @@ import pytest
 
 from grader.config import settings
 from grader.running import gpu_sharing
-from grader.running.gpu_sharing import (
-    GpuBusyError,
-    GpuSlot,
-    descendants,
-    memory_fraction,
-    parse_card_memory,
-    parse_process_memory,
-    used_mib,
-)
+from grader.running.gpu_card import parse_process_memory
+from grader.running.gpu_sharing import GpuBusyError, GpuSlot, descendants, used_mib
 
 
 @pytest.fixture
@@ -73,19 +66,9 @@ def test_slots_are_shared_with_other_processes_and_freed_when_they_die(two_slots
         holder.stdout.close()  # type: ignore[union-attr]
 
 
-def test_nvml_text_is_read_strictly() -> None:
-    assert parse_card_memory("81559\n81559\n") == 81559
-    assert parse_card_memory("[N/A]\n") is None
-    used = parse_process_memory("1234, 682\n1234, 100\n99, 5\nnot, a number\n[N/A]\n")
-    assert used == {1234: 782, 99: 5}
+def test_a_process_tree_uses_the_device_memory_of_its_own_processes() -> None:
+    used = parse_process_memory("1234, 682\n1234, 100\n99, 5\n")
     assert used_mib({1234, 7}, used) == 782
-
-
-def test_a_sandbox_budget_is_its_limit_over_the_card(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert memory_fraction(2048, 81920) == 0.025
-    assert memory_fraction(200_000, 81920) == 0.9  # never the whole card
-    monkeypatch.setattr(settings, "gpu_max_sandboxes", 3)
-    assert memory_fraction(2048, None) == 0.3  # card size unknown: split evenly
 
 
 def test_descendants_follow_the_process_tree() -> None:
