@@ -49,7 +49,6 @@ class CgroupFs(Protocol):
     def read(self, path: Path) -> str: ...
     def write(self, path: Path, text: str) -> None: ...
     def mkdir(self, path: Path) -> None: ...
-    def exists(self, path: Path) -> bool: ...
     def own_cgroups(self) -> str: ...  # /proc/self/cgroup
     def mountinfo(self) -> str: ...  # /proc/self/mountinfo
 
@@ -65,9 +64,6 @@ class KernelFs:
 
     def mkdir(self, path: Path) -> None:
         path.mkdir(exist_ok=True)
-
-    def exists(self, path: Path) -> bool:
-        return path.exists()
 
     def own_cgroups(self) -> str:
         return Path("/proc/self/cgroup").read_text()

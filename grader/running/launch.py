@@ -150,13 +150,17 @@ class PlainLauncher:
     def launch(
         self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
     ) -> LaunchSpec:
-        slot = GpuSlot(standby=standby) if device == "gpu" else None
         workdir = tempfile.mkdtemp(prefix="jaxjudge-run-")
         env = clean_environment(device, workdir, memory_mb)
         if self.trusted:
             settings.trusted_cache_dir.mkdir(parents=True, exist_ok=True)
             env |= compilation_cache_env(str(settings.trusted_cache_dir))
         limit = None if self.trusted or device == "gpu" else memory_mb * 2**20
+        try:  # last: nothing after it can fail with the slot held
+            slot = GpuSlot(standby=standby) if device == "gpu" else None
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
         spec = LaunchSpec(
             rlimit_command(address_space_bytes=limit) + child_argv(result_fd),
             env,

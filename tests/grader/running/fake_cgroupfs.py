@@ -118,9 +118,6 @@ class FakeCgroupFs:
         path.mkdir()
         self.groups[path] = _Group(set(self._state(path.parent).enabled))
 
-    def exists(self, path: Path) -> bool:
-        return path in self.groups or path.exists()
-
     def own_cgroups(self) -> str:
         where = PurePosixPath("/", *self.where(self.pid).relative_to(self.hierarchy).parts)
         return f"0::{PurePosixPath('/') / where.relative_to(self.namespace_root)}\n"
