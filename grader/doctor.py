@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.child.verdicts import Mode, Verdict
 from grader.config import PROJECT_ROOT, settings
-from grader.problems.problem import Problem, load_problem, problem_folders
+from grader.problems.problem import Problem, find_problem, load_problem, problem_folders
 
 BANK_PROBLEM = "nnx-grad-accumulation"  # small, and Flax, Optax and jax.grad on the device
 BANK_MISTAKE = "summed_gradients"
@@ -52,7 +52,7 @@ class Finding:
 
 
 def _sandbox() -> Finding:
-    from grader.running.sandbox import SandboxUnavailableError, bwrap_path
+    from grader.running.sandbox import SandboxUnavailableError, bwrap_arguments, bwrap_path
 
     name = "sandbox"
     try:
@@ -62,12 +62,11 @@ def _sandbox() -> Finding:
     version = subprocess.run(
         [bwrap, "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    # The namespaces and identity every sandbox gets (grader/running/sandbox.py).
-    isolation = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    identity = ["--uid", "65534", "--gid", "65534"]
-    tree = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    # A sandbox as every submission gets it (its namespaces, identity and mounts),
+    # running /bin/true instead of the child.
+    sandbox = bwrap_arguments(device="cpu", result_fd=1, memory_mb=256, seccomp_fd=None)
     tried = subprocess.run(
-        [bwrap, *isolation, *identity, *tree, "--", "/bin/true"],
+        [*sandbox[: sandbox.index("--") + 1], "/bin/true"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -120,7 +119,7 @@ def _cgroups(device: str) -> Finding:
             f" memory limit for all its processes and tmpfs pages, {settings.sandbox_max_pids}"
             f" processes/threads, {shares}, CPU time counted per sandbox{changed}",
         )
-    why = limits.cgroup_problem or "JAXJUDGE_USE_CGROUPS is false"
+    why = limits.cgroup_problem
     if device == "gpu" and not settings.allow_unbounded_gpu_memory:
         return Finding(
             "cgroups",
@@ -159,15 +158,15 @@ def _gpu(device: str) -> Finding:
         )
     largest = max((p.config.limits.memory_mb for p in _bank()), default=2048)
     plan = gpu_card.slot_plan(card.memory_mib, largest)
-    versions = runtime_versions()
+    plugin = gpu_card.cuda_plugin()
     detail = (
-        f"{card.name}, {card.memory_mib} MiB, driver {card.driver}; jax {versions.get('jax')}"
-        f" with {gpu_card.cuda_plugin() or 'NO CUDA plugin'}; memory fraction given as"
-        f" {memory_fraction_name()}; {plan.describe()}"
+        f"{card.name}, {card.memory_mib} MiB, driver {card.driver}; jax"
+        f" {runtime_versions().get('jax')} with {plugin or 'NO CUDA plugin'}; memory fraction"
+        f" given as {memory_fraction_name()}; {plan.describe()}"
     )
     if folders := library_path():
         detail += f"; LD_LIBRARY_PATH kept for children: {':'.join(map(str, folders))}"
-    if gpu_card.cuda_plugin() is None:
+    if plugin is None:
         return Finding("gpu", Status.FAIL, detail, "install jax's CUDA plugin at the pinned jax")
     if not plan.fits:
         return Finding("gpu", Status.FAIL, detail, plan.advice())
@@ -288,8 +287,8 @@ def _grading(device: str) -> Finding:
     from grader import calibration, expected
     from grader.grade import grade, measure_reference
 
-    bank = _bank()
-    problem = next((p for p in bank if p.slug == BANK_PROBLEM), bank[0] if bank else None)
+    folder = find_problem(BANK_PROBLEM)
+    problem = load_problem(folder) if folder else next(iter(_bank()), None)
     if problem is None or not problem.mistakes:
         return Finding(
             "grading", Status.SKIP, f"no problem with a mistake in {settings.content_dir}"

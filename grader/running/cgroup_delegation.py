@@ -266,20 +266,20 @@ def find_v2(fs: CgroupFs, mounts: list[Mount], own: dict[str, PurePosixPath]) ->
 # --- cgroup v1 ---------------------------------------------------------------------
 
 
-def _v1_group(fs: CgroupFs, mounts: list[Mount], own: dict[str, PurePosixPath], name: str) -> Path:
+def _v1_group(mounts: list[Mount], own: dict[str, PurePosixPath], name: str) -> Path:
     mount = next((m for m in mounts if m.fstype == "cgroup" and name in m.options), None)
     if mount is None or name not in own:
         raise UnusableError(f"no cgroup v1 hierarchy has the {name} controller; {ADVICE}")
     return place(mount, own[name])
 
 
-def find_v1(fs: CgroupFs, mounts: list[Mount], own: dict[str, PurePosixPath]) -> Found:
+def find_v1(mounts: list[Mount], own: dict[str, PurePosixPath]) -> Found:
     if not any(m.fstype == "cgroup" for m in mounts):
         raise UnusableError(f"no cgroup hierarchy is mounted; {ADVICE}")
     found = Found(1, {})
     for name in (*REQUIRED, "cpu", "cpuacct"):
         try:
-            group = _v1_group(fs, mounts, own, name)
+            group = _v1_group(mounts, own, name)
         except UnusableError:
             if name in REQUIRED:
                 raise
@@ -295,4 +295,4 @@ def find(fs: CgroupFs) -> Found:
     try:
         return find_v2(fs, mounts, own)
     except NotThisVersionError:
-        return find_v1(fs, mounts, own)
+        return find_v1(mounts, own)

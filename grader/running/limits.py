@@ -26,7 +26,7 @@ log = logging.getLogger("jaxjudge.limits")
 class SandboxLimits:
     cgroup: cgroups.CgroupLayout | None
     # What was changed on the host to make the layout usable (cgroups.Detection.steps),
-    # and why no layout is usable where none is.
+    # and, where there is no layout, why (cgroups.Detection.problem, or CGROUPS_OFF).
     steps: tuple[str, ...] = ()
     cgroup_problem: str | None = None
 
@@ -49,12 +49,14 @@ class SandboxLimits:
                 f"and {settings.sandbox_max_pids} processes/threads by {self.cgroup.describe()}"
                 f"{changed}; {common}; no address-space limit"
             )
-        why = self.cgroup_problem or "cgroups are turned off (JAXJUDGE_USE_CGROUPS=false)"
         return (
-            f"sandbox limits: WARNING no usable cgroup ({why}), so memory is bounded only per"
+            f"sandbox limits: WARNING no usable cgroup ({self.cgroup_problem}), so memory is bounded only per"
             " process by RLIMIT_AS on the CPU and not at all on a GPU, and processes are not"
             f" counted; {common}"
         )
+
+
+CGROUPS_OFF = "cgroups are turned off (JAXJUDGE_USE_CGROUPS=false)"
 
 
 class UnboundedGpuError(RuntimeError):
@@ -68,7 +70,7 @@ def refuse_unbounded_gpu(limits: SandboxLimits) -> None:
     if limits.cgroup is None and not settings.allow_unbounded_gpu_memory:
         raise UnboundedGpuError(
             "GPU sandboxes need a cgroup to bound their memory, and none is usable here"
-            f" ({limits.cgroup_problem or 'JAXJUDGE_USE_CGROUPS is false'}); see"
+            f" ({limits.cgroup_problem}); see"
             " docs/deployment.md, 'Memory bounds', or set JAXJUDGE_ALLOW_UNBOUNDED_GPU_MEMORY=true"
             " to run them without one"
         )
@@ -86,7 +88,7 @@ def refuse_unbounded_gpu_host() -> None:
 @cache
 def sandbox_limits() -> SandboxLimits:
     if not settings.use_cgroups:
-        limits = SandboxLimits(None)
+        limits = SandboxLimits(None, cgroup_problem=CGROUPS_OFF)
     else:
         found = cgroups.detect()
         limits = SandboxLimits(found.layout, found.steps, found.problem)
