@@ -1,4 +1,9 @@
-"""The JSON API's caller: a bearer token or the browser's session (with its CSRF token)."""
+"""The JSON API's caller: a bearer token or the browser's session (with its CSRF token).
+
+A credential never outlives or outranks the one that made it: an API token cannot
+make another (``BrowserUser``), so a 1-day token cannot leave a token that never
+expires behind it. Tokens are made by a person signed in: the account page, or
+`/api/tokens` from that browser's session."""
 
 from __future__ import annotations
 
@@ -12,6 +17,11 @@ from app.dependencies import SessionDep, session_user
 from app.models import User
 
 
+def _bearer_token(authorization: str | None) -> str | None:
+    scheme, _, token = (authorization or "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
 def current_user(
     request: Request,
     session: SessionDep,
@@ -22,9 +32,8 @@ def current_user(
 
     Session-authenticated requests that change state must also carry the
     page's CSRF token in `X-CSRF-Token`: a cookie alone proves nothing."""
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() == "bearer" and token:
-        user = api_tokens.user_for(session=session, token=token.strip())
+    if (token := _bearer_token(authorization)) is not None:
+        user = api_tokens.user_for(session=session, token=token)
         if user is None:
             raise HTTPException(
                 status.HTTP_401_UNAUTHORIZED,
@@ -44,3 +53,18 @@ def current_user(
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def browser_user(user: CurrentUser, authorization: Annotated[str | None, Header()] = None) -> User:
+    """The caller, signed in through a browser (password or LMS launch): what makes
+    a credential. A request made with an API token is refused (403)."""
+    if _bearer_token(authorization) is not None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "An API token cannot create API tokens: create them on your account page"
+            " (/account) after signing in.",
+        )
+    return user
+
+
+BrowserUser = Annotated[User, Depends(browser_user)]

@@ -102,7 +102,8 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /api/submissions/{submission_id}": only("learner", others="hidden"),
     "GET /api/submissions/{submission_id}/events": only("learner", others="hidden"),
     "GET /api/tokens": signed_in(),
-    "POST /api/tokens": signed_in(),
+    # Only a signed-in browser makes a token; every caller here sends one (issue 37).
+    "POST /api/tokens": only(),
     "DELETE /api/tokens/{token_id}": only("learner", others="hidden"),
     "GET /api/courses": signed_in(),
     "POST /api/courses": only("instructor", "other_instructor", "admin"),

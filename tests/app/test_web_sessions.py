@@ -114,14 +114,17 @@ def test_tokens_are_named_listed_and_revoked_in_the_page(app_client: TestClient)
 
 
 def test_tokens_through_the_api_and_expiry(app_client: TestClient) -> None:
+    csrf = sign_in(app_client, "ada", GOOD)
+    made = app_client.post(
+        "/api/tokens", json={"name": "ci", "expires_in_days": 1}, headers={"X-CSRF-Token": csrf}
+    )
+    assert made.status_code == 201 and made.json()["token"].startswith("jj_")
     with session_scope() as session:
         ada = accounts.user_by_name(session=session, name="ada")
         assert ada is not None
         first, _ = api_tokens.create(session=session, user=ada, name="first")
     api = TestClient(app_client.app)
     bearer = {"Authorization": f"Bearer {first}"}
-    made = api.post("/api/tokens", json={"name": "ci", "expires_in_days": 1}, headers=bearer)
-    assert made.status_code == 201 and made.json()["token"].startswith("jj_")
     second = {"Authorization": f"Bearer {made.json()['token']}"}
     assert api.get("/api/problems", headers=second).status_code == 200
     with session_scope() as session:
@@ -130,8 +133,32 @@ def test_tokens_through_the_api_and_expiry(app_client: TestClient) -> None:
     assert api.get("/api/problems", headers=second).status_code == 401
     assert api.delete(f"/api/tokens/{made.json()['id']}", headers=bearer).status_code == 204
     assert api.delete(f"/api/tokens/{made.json()['id']}", headers=bearer).status_code == 404
-    bad = api.post("/api/tokens", json={"expires_in_days": 0}, headers=bearer)
+    bad = app_client.post(
+        "/api/tokens", json={"expires_in_days": 0}, headers={"X-CSRF-Token": csrf}
+    )
     assert bad.status_code == 422
+
+
+def test_a_token_cannot_mint_a_token_that_outlives_it(app_client: TestClient) -> None:
+    """Issue 37: a 1-day token made a token that never expired and outlived its
+    revocation. A token makes no token at all; the person signs in for that."""
+    csrf = sign_in(app_client, "ada", GOOD)
+    one_day = app_client.post(
+        "/api/tokens", json={"name": "1 day", "expires_in_days": 1}, headers={"X-CSRF-Token": csrf}
+    ).json()
+    api = TestClient(app_client.app)
+    bearer = {"Authorization": f"Bearer {one_day['token']}"}
+    refused = api.post("/api/tokens", json={"name": "forever"}, headers=bearer)
+    assert refused.status_code == 403
+    assert "/account" in refused.json()["detail"]
+    # Even beside a signed-in browser's cookie, the token is what the request is made with.
+    both = app_client.post(
+        "/api/tokens", json={"name": "forever"}, headers={**bearer, "X-CSRF-Token": csrf}
+    )
+    assert both.status_code == 403
+    assert api.delete(f"/api/tokens/{one_day['id']}", headers=bearer).status_code == 204
+    with session_scope() as session:
+        assert session.query(ApiToken).count() == 0  # nothing of it is left working
 
 
 def test_token_use_is_recorded_at_most_once_a_minute(app_client: TestClient) -> None:

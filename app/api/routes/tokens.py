@@ -1,10 +1,11 @@
-"""The caller's own API tokens: list, create (shown once), revoke."""
+"""The caller's own API tokens: list, create (shown once, from a signed-in browser
+only: app/api/deps.py), revoke."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from app.api.deps import CurrentUser
+from app.api.deps import BrowserUser, CurrentUser
 from app.data import api_tokens
 from app.dependencies import SessionDep
 from app.schemas import TokenCreate, TokenCreated, TokenPublic, TokensPublic
@@ -19,8 +20,10 @@ def list_tokens(user: CurrentUser, session: SessionDep) -> TokensPublic:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=TokenCreated)
-def create_token(body: TokenCreate, user: CurrentUser, session: SessionDep) -> TokenCreated:
-    """A new token for the caller; the token itself is in this answer only."""
+def create_token(body: TokenCreate, user: BrowserUser, session: SessionDep) -> TokenCreated:
+    """A new token for the caller signed in through a browser (its session and CSRF
+    token); a request made with an API token gets 403. The token itself is in this
+    answer only."""
     token, row = api_tokens.create(
         session=session, user=user, name=body.name, expires_in_days=body.expires_in_days
     )
