@@ -8,7 +8,12 @@ most similar pairs (app/reports/similarity.py). A report only flags: two learner
 may converge on the same short JAX function honestly, and staff decide.
 
 A report still ``running`` after ``STALE`` (its server stopped) counts as failed,
-and a new one may be started."""
+and a new one may be started.
+
+A report is read as the course is now, not as it was computed: a pair is shown
+only while the course still counts both its submits (``counted_pairs``), so a
+learner removed since, or an assignment taken back, drops out of the list and of
+the side-by-side view, as from every other course view."""
 
 from __future__ import annotations
 
@@ -171,7 +176,33 @@ def status_of(report: SimilarityReport) -> str:
     return report.status
 
 
-def pairs_of(report: SimilarityReport) -> list[PairView]:
+def counted_pairs(
+    *, session: Session, course: Course, report: SimilarityReport
+) -> list[tuple[int, PairView]]:
+    """The report's pairs whose two submits the course counts now
+    (app/data/course_submissions.py), each with its place in the stored report, which
+    addresses its side-by-side page whatever pairs before it drop out."""
+    pairs = _stored_pairs(report)
+    named = {p.left_submission for p in pairs} | {p.right_submission for p in pairs}
+    counted = set(session.scalars(within(course, Submission.id).where(Submission.id.in_(named))))
+    return [
+        (index, pair)
+        for index, pair in enumerate(pairs)
+        if pair.left_submission in counted and pair.right_submission in counted
+    ]
+
+
+def counted_pair(
+    *, session: Session, course: Course, report: SimilarityReport, index: int
+) -> PairView:
+    """The pair stored at ``index``, while the course counts both its submits."""
+    for place, pair in counted_pairs(session=session, course=course, report=report):
+        if place == index:
+            return pair
+    raise NotFoundError(f"No pair {index} in this report.")
+
+
+def _stored_pairs(report: SimilarityReport) -> list[PairView]:
     rows = json.loads(report.pairs_json or "[]")
     return [
         PairView(

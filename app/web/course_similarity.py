@@ -51,7 +51,7 @@ def report_page(
         course=access.course,
         report=report,
         state=similarity_runs.status_of(report),
-        pairs=similarity_runs.pairs_of(report),
+        pairs=similarity_runs.counted_pairs(session=session, course=access.course, report=report),
     )
 
 
@@ -68,10 +68,9 @@ def pair_page(
     report_id: int, index: int, request: Request, session: SessionDep, access: CourseStaff
 ) -> Response:
     report = similarity_runs.in_course(session=session, course=access.course, report_id=report_id)
-    pairs = similarity_runs.pairs_of(report)
-    if not 0 <= index < len(pairs):
-        raise NotFoundError(f"No pair {index} in this report.")
-    pair = pairs[index]
+    pair = similarity_runs.counted_pair(
+        session=session, course=access.course, report=report, index=index
+    )
     left = session.get(Submission, pair.left_submission)
     right = session.get(Submission, pair.right_submission)
     if left is None or right is None:

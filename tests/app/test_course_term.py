@@ -298,6 +298,65 @@ def test_a_similarity_report_flags_a_renamed_copy(client: TestClient) -> None:
     assert top["similarity"] >= 0.8
 
 
+STEP = (
+    "import jax.numpy as jnp\n\ndef step(params, batch, lr):\n"
+    "    grads = jnp.mean(batch, axis=0) * params\n    scaled = grads * lr\n"
+    "    updated = params - scaled\n    norm = jnp.sqrt(jnp.sum(updated ** 2))\n"
+    "    return updated / jnp.maximum(norm, 1.0)\n"
+)
+
+
+def test_a_removed_learner_leaves_every_similarity_view(client: TestClient) -> None:
+    """Issue 37: an old report's pair page showed a removed learner's code to staff
+    (200), while every other course view hid them. It answers 404, as for a pair that
+    does not exist, and the report lists their pairs no more; back in the course,
+    they are back in it."""
+    cid, teacher = course_with(client, "ada", "bob", "cy")
+    token_for("tess")
+    ta = client.post(f"/api/courses/{cid}/members", json={"user": "tess", "role": "ta"},
+                     headers=teacher)  # fmt: skip
+    assert ta.status_code == 201, ta.text
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    for name, renamed in (("ada", "grads"), ("bob", "g"), ("cy", "gradients")):
+        graded(name, score=1.0, when=utcnow(), code=STEP.replace("grads", renamed))
+    started = client.post(f"/api/courses/{cid}/problems/{BANK_SLUG}/similarity",
+                          json={"scope": "accepted"}, headers=teacher)  # fmt: skip
+    report_id = started.json()["id"]
+    similarity_runs.run(report_id)
+    api_report = f"/api/courses/{cid}/similarity/{report_id}"
+    stored = [{p["left_learner"], p["right_learner"]} for p in
+              client.get(api_report, headers=teacher).json()["pairs"]]  # fmt: skip
+    assert sorted(map(sorted, stored)) == [["ada", "bob"], ["ada", "cy"], ["bob", "cy"]]
+    with_bob = [index for index, pair in enumerate(stored) if "bob" in pair]
+    without_bob = stored.index({"ada", "cy"})
+    report_page = f"/courses/{cid}/similarity/{report_id}"
+    instructor, assistant = TestClient(client.app), TestClient(client.app)
+    sign_in(instructor, "teacher")
+    sign_in(assistant, "tess")
+    for browser in (instructor, assistant):
+        assert browser.get(f"{report_page}/pairs/{with_bob[0]}").status_code == 200
+
+    removed = client.delete(f"/api/courses/{cid}/members/{_id('bob')}", headers=teacher)
+    assert removed.status_code == 204
+    for browser in (instructor, assistant):
+        for index in with_bob:
+            pair_page = browser.get(f"{report_page}/pairs/{index}")
+            assert (
+                pair_page.status_code == 404 and "updated = params - scaled" not in pair_page.text
+            )
+        kept = browser.get(f"{report_page}/pairs/{without_bob}")
+        assert kept.status_code == 200 and "ada and cy" in kept.text
+        listing = browser.get(report_page)
+        assert listing.status_code == 200 and "bob" not in listing.text
+        assert f'/pairs/{without_bob}"' in listing.text  # its link keeps its address
+    listed = client.get(api_report, headers=teacher).json()["pairs"]
+    assert [{p["left_learner"], p["right_learner"]} for p in listed] == [{"ada", "cy"}]
+
+    client.post(f"/api/courses/{cid}/members", json={"user": "bob"}, headers=teacher)
+    assert instructor.get(f"{report_page}/pairs/{with_bob[0]}").status_code == 200
+    assert len(client.get(api_report, headers=teacher).json()["pairs"]) == 3
+
+
 def test_refused_settings_leave_nothing_behind(client: TestClient) -> None:
     cid, teacher = course_with(client)
     for body in (

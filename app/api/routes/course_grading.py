@@ -4,6 +4,7 @@ submission, score overrides (audited), similarity reports of an assignment."""
 from __future__ import annotations
 
 from fastapi import APIRouter, status
+from sqlalchemy.orm import Session
 
 from app.api.routes.courses import Staff
 from app.course_schemas import (
@@ -19,7 +20,7 @@ from app.course_schemas import (
 )
 from app.data import assignments, comments, overrides
 from app.dependencies import SessionDep
-from app.models import SimilarityReport
+from app.models import Course, SimilarityReport
 from app.reports import hand_grading, similarity_runs
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
@@ -81,7 +82,9 @@ def list_overrides(access: Staff, session: SessionDep) -> OverridesPublic:
     return OverridesPublic(data=[OverridePublic.model_validate(o) for o in found], count=len(found))
 
 
-def _report(report: SimilarityReport) -> SimilarityPublic:
+def _report(session: Session, course: Course, report: SimilarityReport) -> SimilarityPublic:
+    """The report with the pairs the course still counts (a removed learner's drop out)."""
+    pairs = similarity_runs.counted_pairs(session=session, course=course, report=report)
     return SimilarityPublic(
         id=report.id,
         problem=report.problem,
@@ -89,7 +92,7 @@ def _report(report: SimilarityReport) -> SimilarityPublic:
         status=similarity_runs.status_of(report),
         submissions=report.submissions,
         seconds=report.seconds,
-        pairs=[SimilarityPairPublic(**vars(p)) for p in similarity_runs.pairs_of(report)],
+        pairs=[SimilarityPairPublic(**vars(p)) for _index, p in pairs],
     )
 
 
@@ -108,12 +111,11 @@ def start_similarity(
     )
     session.commit()
     similarity_runs.launch(report.id)
-    return _report(report)
+    return _report(session, access.course, report)
 
 
 @router.get("/{course_id}/similarity/{report_id}", response_model=SimilarityPublic)
 def get_similarity(report_id: int, access: Staff, session: SessionDep) -> SimilarityPublic:
     """A report's status and, once ready, its most similar pairs (flags, not verdicts)."""
-    return _report(
-        similarity_runs.in_course(session=session, course=access.course, report_id=report_id)
-    )
+    report = similarity_runs.in_course(session=session, course=access.course, report_id=report_id)
+    return _report(session, access.course, report)
