@@ -18,6 +18,11 @@ A lease owner is ``host:pid-starttime:thread`` (app/grading/worker.py): the star
 tells a dead process from a new one that reused its pid.
 Regrade items (`regrade_items`) are leased the same way; workers take them
 only when no submission is waiting, so a regrade never delays learners.
+
+Nothing here commits: the caller's transaction does (app/grading/worker.py, one
+``session_scope`` per step). So a verdict and the LMS grade rows it arms commit
+together or not at all; a failure between them leaves the lease held, and the
+worker's retry (or, once the lease expires, another worker) records both.
 """
 
 from __future__ import annotations
@@ -39,11 +44,10 @@ MAX_ATTEMPTS = 3
 
 
 def _rows(session: Session, statement: Any) -> int:
-    """Execute an UPDATE, commit, and say how many rows it changed."""
+    """Execute an UPDATE and say how many rows it changed (in the caller's transaction)."""
     result = cast(
         CursorResult[Any], session.execute(statement.execution_options(synchronize_session=False))
     )
-    session.commit()
     return result.rowcount
 
 
@@ -234,7 +238,9 @@ def complete(
     hidden_draw: int | None = None,
 ) -> bool:
     """Record the result if `worker` still holds the lease; exactly one result per submission.
-    A graded submit also arms its LMS grade-book rows, in the same transaction.
+    A graded submit also arms its LMS grade-book rows, in the same transaction: the
+    caller commits both, and a failure in either rolls back both with the lease still
+    held, so a retry records the verdict and arms the rows (never one without the other).
     ``hidden_draw``: the draw it was graded on, where not the one it was stored with (a
     submission graded in its run's child, grader/parking.py)."""
     drawn = {} if hidden_draw is None else {"hidden_draw": hidden_draw}

@@ -5,20 +5,27 @@ shown as failed with the platform's answer and sent again on ``resend``."""
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.core.db import session_scope
+from app.core.db import engine, session_scope
 from app.data import assignments, submissions
 from app.data.assignments import AssignmentSettings
 from app.grading import queue
+from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox
-from app.models import Course, LtiAccount, LtiResourceLink, LtiScore, User, utcnow
+from app.models import Course, LtiAccount, LtiResourceLink, LtiScore, Submission, User, utcnow
 from app.reports import gradebook, hand_grading
 from app.vocabulary import LatePolicy
+from grader.child.verdicts import Mode, Verdict
+from grader.judging.report import GradeReport
+from grader.problems.problem import Problem
 from tests.app.conftest import in_process_client
 from tests.app.lti.conftest import ADA, GRACE, SLUG, launch
 from tests.lti_platform import CLIENT_ID, Platform
@@ -159,6 +166,74 @@ def test_a_refusal_for_good_is_failed_with_the_answer_and_resent_on_demand(
         assert outbox.resend(session) == 1
     assert outbox.deliver_due() == 1
     assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [100.0]
+
+
+REFUSE: dict[str, tuple[str, ...]] = {
+    "sqlite": (
+        "CREATE TRIGGER refuse_lms_rows BEFORE UPDATE ON lti_scores"
+        " BEGIN SELECT RAISE(ABORT, 'the outbox refuses'); END",
+    ),
+    "postgresql": (
+        "CREATE FUNCTION refuse_lms_rows() RETURNS trigger LANGUAGE plpgsql"
+        " AS $$ BEGIN RAISE EXCEPTION 'the outbox refuses'; END $$",
+        "CREATE TRIGGER refuse_lms_rows BEFORE UPDATE ON lti_scores"
+        " FOR EACH ROW EXECUTE FUNCTION refuse_lms_rows()",
+    ),
+}
+ALLOW: dict[str, tuple[str, ...]] = {
+    "sqlite": ("DROP TRIGGER refuse_lms_rows",),
+    "postgresql": ("DROP TRIGGER refuse_lms_rows ON lti_scores",),
+}
+
+
+def accept_all(problem: Problem, code: str, mode: Mode, device: str, draw: int) -> GradeReport:
+    return GradeReport(problem=problem.slug, mode=mode, verdict=Verdict.ACCEPTED, score=1.0)
+
+
+def _ddl(statements: dict[str, tuple[str, ...]]) -> None:
+    with engine().begin() as connection:
+        for statement in statements[connection.dialect.name]:
+            connection.exec_driver_sql(statement)
+
+
+def test_a_verdict_whose_lms_rows_cannot_be_armed_is_not_recorded_until_they_can(
+    client: TestClient, platform: Platform, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The verdict and the promise to send it commit together (app/grading/queue.py):
+    with the database refusing the grade-book row (a trigger, the database's own
+    error), the verdict rolls back too and the worker keeps its lease and retries; once
+    the row can be written both land, and the LMS gets the grade."""
+    course_with_learner(client, platform)
+    graded_submit(GRACE.sub, 0.5)
+    assert outbox.deliver_due() == 1  # Grace's row exists, sent: a new verdict updates it
+    with session_scope() as session:
+        account = session.scalar(select(LtiAccount).where(LtiAccount.sub == GRACE.sub))
+        assert account is not None
+        grace = session.get_one(User, account.user_id)
+        submission_id = submissions.create_submission(
+            session=session, user=grace, problem=SLUG, code="x = 2", mode="submit", max_queued=5
+        ).id
+    caplog.set_level(logging.INFO, logger="jaxjudge.worker")
+    workers = EmbeddedWorkers(threads=1, grader=accept_all)
+    _ddl(REFUSE)
+    grading = threading.Thread(target=workers.work_once, args=("test:1-1:0",), daemon=True)
+    grading.start()
+    deadline = time.monotonic() + 30
+    while not any("the database fails" in r.getMessage() for r in caplog.records):
+        assert time.monotonic() < deadline, "the worker never tried to record the verdict"
+        time.sleep(0.05)
+    with session_scope() as session:
+        held = session.get_one(Submission, submission_id)
+        assert (held.status, held.verdict, held.lease_owner) == ("running", None, "test:1-1:0")
+    assert [r.status for r in rows()] == ["sent"]
+    _ddl(ALLOW)
+    grading.join(timeout=30)
+    assert not grading.is_alive()
+    with session_scope() as session:
+        done = session.get_one(Submission, submission_id)
+        assert (done.status, done.verdict, done.attempts) == ("done", "accepted", 1)
+    assert outbox.deliver_due() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [50.0, 100.0]
 
 
 def test_a_link_without_a_column_gets_one_made(client: TestClient, platform: Platform) -> None:
