@@ -21,15 +21,21 @@ _one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per
 
 
 def request_check(session: Session, *, version: ProblemVersion) -> bool:
-    """Mark the version as being checked and start the check; False if one is running."""
+    """Mark the version as being checked; False if a check is running. The caller
+    commits, then starts it (``start_check``): a check that finished before "running"
+    was committed would be overwritten by it, and the page right after must show it."""
     if version.check_status == CheckStatus.RUNNING:
         return False
     version.check_status = CheckStatus.RUNNING
-    session.commit()  # the thread must see "running", and the page right after too
-    threading.Thread(
-        target=run_check, args=(version.id,), name=f"jaxjudge-check-{version.id}", daemon=True
-    ).start()
+    session.flush()
     return True
+
+
+def start_check(version_id: int) -> None:
+    """Run the check of a version marked (and committed) as being checked, in the background."""
+    threading.Thread(
+        target=run_check, args=(version_id,), name=f"jaxjudge-check-{version_id}", daemon=True
+    ).start()
 
 
 def run_check(version_id: int) -> None:

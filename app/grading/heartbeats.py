@@ -113,10 +113,11 @@ def live(session: Session) -> list[WorkerHeartbeat]:
 
 
 def database_writable(session: Session) -> None:
-    """Commit a write (raises what the database raises): what readiness means by writable."""
+    """Write a row (raises what the database raises); the caller's commit of it is what
+    readiness means by writable (app/health.py)."""
     row = session.get(ServiceCheck, "readyz")
     if row is None:
         session.add(ServiceCheck(name="readyz", checked_at=utcnow()))
     else:
         row.checked_at = utcnow()
-    session.commit()
+    session.flush()

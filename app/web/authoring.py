@@ -90,7 +90,9 @@ def start_check(
     _csrf: CsrfChecked,
 ) -> Response:
     version = _version(session, slug, number)
-    authoring.request_check(session, version=version)
+    if authoring.request_check(session, version=version):
+        session.commit()  # "running" stored before the check can store its result
+        authoring.start_check(version.id)
     return _to_preview(version)
 
 
