@@ -1,6 +1,7 @@
-"""The course's CSV exports: the grade book (generic, Canvas and Moodle layouts), every
-submit, and the overrides' audit trail. Cells a spreadsheet
-would run as a formula are quoted; the web adds a byte-order mark for Excel."""
+"""The course's CSV exports: the grade book (generic, Canvas and Moodle layouts) with its
+companion (where each row's ids come from, and those withheld: app/reports/export_ids.py),
+every submit, and the overrides' audit trail. Cells a spreadsheet would run as a
+formula are quoted; the web adds a byte-order mark for Excel."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from app.data import catalog, courses, members, overrides
+from app.data import catalog, courses, overrides
 from app.errors import InvalidInputError
 from app.models import Course
+from app.reports import export_ids
 from app.reports.gradebook import Matrix, grade_matrix
 from app.reports.timeline import course_submits
 
@@ -25,7 +27,8 @@ def spreadsheet_safe(value: object) -> str:
 
 @dataclass(frozen=True)
 class Person:
-    """What an LMS or a registrar matches a row on."""
+    """What an LMS or a registrar matches a row on: the ids as exported, a shared one
+    blank (app/reports/export_ids.py)."""
 
     name: str
     display_name: str
@@ -34,14 +37,41 @@ class Person:
 
 
 LAYOUTS = ("generic", "canvas", "moodle")
+IDS_COLUMNS = ("user", "display_name", "id", "value", "source", "exported")
 
 
 def people(*, session: Session, course: Course, matrix: Matrix) -> dict[int, Person]:
-    ids = members.student_ids_of(session=session, course=course)
+    keys = export_ids.keys_of(session=session, course=course, learners=matrix.learners)
+
+    def exported(user_id: int, column: str) -> str:
+        key = keys[user_id].get(column)
+        return "" if key is None else key.exported
+
     return {
-        u.id: Person(u.name, u.display_name or u.name, u.email, ids.get(u.id, ""))
+        u.id: Person(
+            u.name, u.display_name or u.name, exported(u.id, "email"), exported(u.id, "student_id")
+        )
         for u in matrix.learners
     }
+
+
+def ids_csv(*, session: Session, course: Course) -> str:
+    """The grade exports' companion: each learner's student id and email as the exports
+    would carry them, where each came from (the instructor's mapping, the LMS, or the
+    learner: unverified), and whether it is exported or withheld (the same in every
+    layout)."""
+    learners = courses.learners_of(session=session, course=course)
+    keys = export_ids.keys_of(session=session, course=course, learners=learners)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(IDS_COLUMNS)
+    for user in learners:
+        for column, label in export_ids.COLUMNS.items():
+            if (key := keys[user.id].get(column)) is not None:
+                row = [user.name, user.display_name or user.name, label, key.value, key.source,
+                       key.fate]  # fmt: skip
+                writer.writerow([spreadsheet_safe(value) for value in row])
+    return out.getvalue()
 
 
 def grades_csv(*, session: Session, course: Course, layout: str = "generic") -> str:

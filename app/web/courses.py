@@ -17,7 +17,7 @@ from app.data.assignments import AssignmentSettings, PastDueError
 from app.dependencies import SessionDep
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
-from app.reports import deadlines, exports, gradebook
+from app.reports import deadlines, export_ids, exports, gradebook
 from app.vocabulary import STAFF_ROLES, LatePolicy
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
@@ -129,6 +129,9 @@ def _course_page(
             "matrix": matrix,
             "rows": matrix.rows(sort=view["sort"], query=view["q"], show=view["show"]),
             "removed": assignments.removed_of(session=session, course=course),
+            "withheld_ids": export_ids.withheld(
+                session=session, course=course, learners=matrix.learners
+            ),
             "policy_names": [p.value for p in LatePolicy],
         }
     else:
@@ -262,6 +265,12 @@ def grades_csv(session: SessionDep, access: CourseStaff, layout: str = "generic"
     body = exports.grades_csv(session=session, course=course, layout=layout)
     suffix = "" if layout == "generic" else f"-{layout}"
     return csv_response(body, f"grades-course-{course.id}{suffix}.csv")
+
+
+@router.get("/courses/{course_id}/grades-ids.csv")
+def grades_ids_csv(session: SessionDep, access: CourseStaff) -> Response:
+    body = exports.ids_csv(session=session, course=access.course)
+    return csv_response(body, f"grades-course-{access.course.id}-ids.csv")
 
 
 @router.get("/courses/{course_id}/submissions.csv")

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
-from app.models import Submission, User, utcnow
+from app.models import LtiAccount, LtiContext, LtiPlatform, Submission, User, utcnow
 from app.reports import similarity_runs
 from tests.app.conftest import BANK_SLUG, sign_in
 from tests.app.conftest import token_for as new_account
@@ -267,6 +267,79 @@ def test_grade_exports_in_canvas_and_moodle_layouts(client: TestClient) -> None:
         client.get(f"/api/courses/{cid}/grades.csv?layout=excel", headers=teacher).status_code
         == 400
     )
+
+
+def _export(client: TestClient, path: str, teacher: dict[str, str]) -> list[list[str]]:
+    answer = client.get(path, headers=teacher)
+    assert answer.status_code == 200, answer.text
+    return list(csv.reader(io.StringIO(answer.text.lstrip("\ufeff"))))
+
+
+def test_an_id_two_learners_claim_is_exported_for_neither(client: TestClient) -> None:
+    """Issue 37: bob set his student id and email to ada's on his account page, and the
+    Canvas export had two rows with ada's SIS ids. Every key an LMS matches on names at
+    most one row; the instructor's mapping and the LMS's email win over a claim."""
+    cid, teacher = course_with(client, "ada", "bob", "cy")
+    with session_scope() as session:
+        for name, email, student_id in (
+            ("ada", "ada@uni.example", "S42"),
+            ("bob", "ADA@uni.example", "S42"),  # another case is the same address
+            ("cy", "cy@uni.example", "S7"),
+        ):
+            user = session.query(User).filter_by(name=name).one()
+            user.display_name, user.email, user.student_id = name.title(), email, student_id
+    client.put(f"/api/courses/{cid}/assignments", headers=teacher, json={"problem": BANK_SLUG})
+    canvas = _export(client, f"/api/courses/{cid}/grades.csv?layout=canvas", teacher)
+    sis = {row[0]: row[2:4] for row in canvas[2:]}
+    assert sis == {"Ada": ["", ""], "Bob": ["", ""], "Cy": ["S7", "cy@uni.example"]}
+    moodle = _export(client, f"/api/courses/{cid}/grades.csv?layout=moodle", teacher)
+    assert {row[4]: row[2:4] for row in moodle[1:]} == {
+        "ada": ["", ""], "bob": ["", ""], "cy": ["S7", "cy@uni.example"],
+    }  # fmt: skip
+    generic = _export(client, f"/api/courses/{cid}/grades.csv", teacher)
+    assert {row[0]: (row[2], row[3]) for row in generic[1:]}["bob"] == ("", "")
+    ids = _export(client, f"/api/courses/{cid}/grades-ids.csv", teacher)
+    assert ids[0] == ["user", "display_name", "id", "value", "source", "exported"]
+    assert ["ada", "Ada", "student id", "S42", "set by the learner (unverified)",
+            "no: also held by bob"] in ids  # fmt: skip
+    assert ["cy", "Cy", "email", "cy@uni.example", "set by the learner (unverified)",
+            "yes"] in ids  # fmt: skip
+    browser = TestClient(client.app)
+    sign_in(browser, "teacher")
+    dashboard = browser.get(f"/courses/{cid}").text
+    assert "Left blank in the grade exports" in dashboard
+    assert "bob's student id <code>S42</code>, also held by ada" in dashboard
+    assert (
+        browser.get(f"/courses/{cid}/grades-ids.csv").text
+        == "\ufeff" + "\r\n".join(",".join(row) for row in ids) + "\r\n"
+    )
+
+    # The instructor maps ada's student id; the LMS the course is linked to names her
+    # email. Both are trusted: ada keeps them, bob's claims stay blank.
+    mapped = client.post(f"/api/courses/{cid}/student-ids", content="user,student_id\nada,S42\n",
+                         headers={**teacher, "Content-Type": "text/csv"})  # fmt: skip
+    assert mapped.status_code == 200, mapped.text
+    with session_scope() as session:
+        platform = LtiPlatform(issuer="https://lms.example", client_id="c",
+                               auth_login_url="https://lms.example/a",
+                               token_url="https://lms.example/t", jwks_url="https://lms.example/k")  # fmt: skip
+        session.add(platform)
+        session.flush()
+        session.add(LtiContext(platform_id=platform.id, context_id="ctx", course_id=cid,
+                               deployment_id="d"))  # fmt: skip
+        session.add(LtiAccount(platform_id=platform.id, sub="ada-sub", user_id=_id("ada"),
+                               email="ada@uni.example"))  # fmt: skip
+    canvas = _export(client, f"/api/courses/{cid}/grades.csv?layout=canvas", teacher)
+    assert {row[0]: row[2:4] for row in canvas[2:]} == {
+        "Ada": ["S42", "ada@uni.example"], "Bob": ["", ""], "Cy": ["S7", "cy@uni.example"],
+    }  # fmt: skip
+    ids = _export(client, f"/api/courses/{cid}/grades-ids.csv", teacher)
+    assert ["ada", "Ada", "student id", "S42", "instructor's mapping",
+            "yes: the trusted holder; withheld from bob"] in ids  # fmt: skip
+    assert ["ada", "Ada", "email", "ada@uni.example", "LMS",
+            "yes: the trusted holder; withheld from bob"] in ids  # fmt: skip
+    assert ["bob", "Bob", "email", "ADA@uni.example", "set by the learner (unverified)",
+            "no: also held by ada"] in ids  # fmt: skip
 
 
 def test_a_similarity_report_flags_a_renamed_copy(client: TestClient) -> None:

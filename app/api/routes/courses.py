@@ -219,6 +219,17 @@ def grades_csv(access: Staff, session: SessionDep, layout: str = "generic") -> R
 
 
 @router.get(
+    "/{course_id}/grades-ids.csv", response_class=Response, responses={200: {"content": CSV}}
+)
+def grades_ids_csv(access: Staff, session: SessionDep) -> Response:
+    """The grade exports' companion: each learner's student id and email, where each came
+    from (the instructor's mapping, the LMS, or the learner: unverified), and whether
+    the exports carry it; one that several learners hold is withheld from all of them."""
+    body = exports.ids_csv(session=session, course=access.course)
+    return csv_response(body, f"grades-course-{access.course.id}-ids.csv")
+
+
+@router.get(
     "/{course_id}/overrides.csv", response_class=Response, responses={200: {"content": CSV}}
 )
 def overrides_csv(access: Staff, session: SessionDep) -> Response:
