@@ -76,6 +76,9 @@ def rlimit_command(*, address_space_bytes: int | None, cpu_seconds: int = 3600) 
         "--core=0",
         f"--fsize={64 * 1024 * 1024}",
         "--nofile=1024",
+        # No locked pages: a sandbox locking memory in a pattern shows in the
+        # machine's counters, and nothing in a grading child needs it.
+        "--memlock=0",
     ]
     if address_space_bytes is not None:
         limits.append(f"--as={address_space_bytes}")

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from grader.config import PROJECT_ROOT, settings
-from grader.running import cgroups, seccomp, warmup_cache
+from grader.running import cgroups, proc_view, seccomp, warmup_cache
 from grader.running.gpu_sharing import GpuSlot
 from grader.running.launch import LaunchSpec, clean_environment, library_path, rlimit_command
 from grader.running.limits import SandboxLimits, refuse_unbounded_gpu, sandbox_limits
@@ -168,7 +168,7 @@ def bwrap_arguments(
     if warmup_cache is not None:
         # At its own path: JAX's cache keys include the cache's location.
         args += ["--ro-bind", str(warmup_cache), str(warmup_cache)]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc"] + proc_view.bwrap_arguments(memory_mb) + ["--dev", "/dev"]
     # --dev leaves /dev/shm a directory of /dev's own tmpfs, sized at half of
     # RAM: a size-capped tmpfs of its own instead (its pages count in the
     # sandbox's memory cgroup like every other).

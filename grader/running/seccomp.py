@@ -2,10 +2,12 @@
 
 Bubblewrap's namespaces are the isolation; this filter removes kernel surface
 that a grading child never needs: debugging other processes, the kernel
-keyring, new namespaces and mounts, io_uring, BPF, perf, module loading, and
-every socket family except Unix sockets. Default: allow (JAX and XLA use a
-wide range of ordinary system calls). Bubblewrap loads the filter right
-before it executes the child, so its own setup is unaffected.
+keyring, new namespaces and mounts, io_uring, BPF, perf, module loading, every
+socket family except Unix sockets, and the calls that read or change state the
+whole machine shares (``sysinfo``'s free memory and load, the page cache's
+contents through ``cachestat``, ``RWF_NOWAIT`` reads and ``POSIX_FADV_DONTNEED``).
+Default: allow (JAX and XLA use a wide range of ordinary system calls). Bubblewrap
+loads the filter right before it executes the child, so its own setup is unaffected.
 
 No sandbox starts without it: where the filter cannot be built (libseccomp absent,
 pyseccomp not installed), ``filter_fd`` raises ``SeccompUnavailableError`` saying what
@@ -44,7 +46,13 @@ DENIED = (
     "delete_module",
     "userfaultfd",
     "open_by_handle_at",
+    # Machine-wide counters and the page cache's state (grader/running/proc_view.py
+    # says why): free memory, load and process count; which pages of a file are cached.
+    "sysinfo",
+    "cachestat",
 )
+POSIX_FADV_DONTNEED = 4  # drops a file's cached pages, for every process that reads it
+RWF_NOWAIT = 0x08  # reads only what is cached: says what another process read
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 NAMESPACE_FLAGS = (
     0x00020000,
@@ -81,6 +89,17 @@ def filter_bpf() -> bytes:
     for flag in NAMESPACE_FLAGS:  # one rule per flag: any one of them is refused
         rules.add_rule(
             seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
+        )
+    # A read-only file's cached pages are shared by every sandbox: none may drop
+    # them, or ask which are there.
+    rules.add_rule(
+        seccomp.ERRNO(errno.EPERM), "fadvise64", seccomp.Arg(2, seccomp.EQ, POSIX_FADV_DONTNEED)
+    )
+    for call in ("preadv2", "pwritev2"):
+        rules.add_rule(
+            seccomp.ERRNO(errno.EOPNOTSUPP),
+            call,
+            seccomp.Arg(5, seccomp.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT),
         )
     # clone3 passes its flags in memory, where seccomp cannot look: answer
     # ENOSYS so libc falls back to clone(), whose flags the rule above checks.
