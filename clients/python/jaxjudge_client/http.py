@@ -6,7 +6,9 @@ traceback: an error answer with or without a JSON body, a server that cannot be
 reached, a timeout. Busy answers (503, 429 with Retry-After) and timeouts are
 retried a few times; a POST carries an Idempotency-Key, so a retry after a
 timeout returns the submission the first attempt stored instead of storing a
-second. Standard library only.
+second. A redirect to another origin (scheme, host or port) is followed without
+the token: urllib would send every header on to wherever a server points.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -25,6 +28,38 @@ from jaxjudge_client.errors import CommandError
 RETRIES = 3
 # socket.timeout is TimeoutError from Python 3.10 on, its own class before.
 TIMEOUTS = (TimeoutError, socket.timeout)
+# What proves who the caller is: never sent to an origin the server did not live at.
+CREDENTIALS = ("Authorization", "Cookie")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+class _CredentialsStayHome(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect as urllib does, less the credentials when it leaves the origin.
+    Once dropped they stay dropped, even if a later redirect comes back."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            for name in CREDENTIALS:
+                new.remove_header(name)
+        return new
+
+
+_opener = urllib.request.build_opener(_CredentialsStayHome)
 
 
 def _detail(error: urllib.error.HTTPError) -> str:
@@ -73,7 +108,7 @@ class ApiClient:
         for attempt in range(1, RETRIES + 1):
             request = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _opener.open(request, timeout=self.timeout) as response:
                     raw = response.read()
                     if text:
                         return raw.decode("utf-8")
@@ -115,7 +150,7 @@ class ApiClient:
             f"{self.server}{path}",
             headers={"Authorization": f"Bearer {self.token}", "Accept": "text/event-stream"},
         )
-        with urllib.request.urlopen(request, timeout=timeout) as stream:
+        with _opener.open(request, timeout=timeout) as stream:
             kind = "message"
             for raw in stream:
                 line = raw.decode("utf-8").rstrip("\r\n")
