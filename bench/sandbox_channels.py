@@ -289,9 +289,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, two sandboxes side"
-        " by side:",
+        f"Measured {time.strftime('%Y-%m-%d')} by `bench/sandbox_channels.py` on"
+        f" {os.cpu_count()} cores (load average {load} when it started), two sandboxes"
+        " side by side; a channel counts where its decoding is right on at least"
+        f" {SIGNIFICANT:.0%} of the slots it was not learnt on:",
         "",
         "| the sender changes | the receiver reads | bits decoded right | capacity (bits/s) |",
         "|---|---|---|---|",

@@ -59,19 +59,23 @@ class GraderSettings(BaseSettings):
         120.0,
         ge=0,
         description=(
-            "How long a run that passed every sample keeps working ahead for its learner's"
-            " next submission of the same code (grader/parking.py); 0 turns it off."
+            "How long a run that passed every sample keeps its child, paused before the"
+            " hidden cases, for its learner's next submission of the same code"
+            " (grader/parking.py); 0 turns it off."
         ),
     )
-    park_working: int = Field(
+    park_children: int = Field(
         4,
         ge=0,
-        description="Children working ahead for held runs at once, per grading process.",
+        description=(
+            "Children kept for held runs at once, per grading process; a newer run lets"
+            " the one held longest go."
+        ),
     )
     park_min_available_mb: int = Field(
         2048,
         ge=0,
-        description="Below this much available memory, children working ahead are let go first.",
+        description="Below this much available memory, held runs are let go, the oldest first.",
     )
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'

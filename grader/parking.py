@@ -1,30 +1,29 @@
-"""Run, then Submit: a passing run's child goes on into a secret draw's hidden cases,
-for its learner's next submission of the same code.
+"""Run, then Submit: a passing run's child waits, paused before the hidden cases, for
+its learner's submission of the same code.
 
 A learner runs the samples until they pass, then submits the same code. Instead of
-starting that submission from nothing (a fresh child loading the code and compiling
-the samples' programs again), a run that passes every sample keeps its child
-(grader/grade.py ``run_and_hold``): once the run's report is made and what the child
-printed is sealed, the child receives the hidden cases of a draw chosen for this
-learner's next submission and compiles and runs them at the lowest CPU share, its
-outcome held here, unseen. If that learner's next submission is the same code for the
-same problem version on the same device, its verdict is that outcome (the draw is
-recorded with it, so a regrade reproduces it); if the child is still working, the
-submission raises it to a full share and waits. Where the outcome cannot be used once
-the submission has taken it (it timed out while working ahead, it was stopped), the
-submission is graded afresh on the same draw: what the code did with those inputs
-shows in that verdict, as it would in an ordinary submission, and in nothing else. Anything else discards it: another
-submission of the learner (other code, another problem), a new run, the time limit
-(``park_seconds``), memory running short on the machine, a restart. A run is not held
-while as many children as the bound allows already work ahead.
+starting that submission from nothing (a fresh sandbox, its runtime, the code loaded
+and the samples' programs compiled again), a run that passes every sample keeps its
+child (grader/grade.py ``run_and_hold``): once the run's report is made and what the
+child printed is sealed, the child waits here at the lowest CPU share, *without* the
+hidden cases. If that learner's next submission is the same code for the same problem
+version on the same device, the submission (recorded, counted against the learner's
+submit cap, like any) takes the child: only then are a secret draw's hidden inputs
+sent to it, at a full share, and its verdict is that hidden phase's (the draw is
+recorded with it, so a regrade reproduces it). Where the outcome cannot be used (it
+timed out, it was stopped from outside), the submission is graded afresh on the same
+draw: what the code did with those inputs shows in that verdict, as it would in an
+ordinary submission, and in nothing else. Anything else discards the waiting child:
+another submission of the learner (other code, another problem), a new run, the time
+limit (``park_seconds``), more held runs than the bound (the one held longest goes),
+memory running short on the machine, a restart.
 
-What it never changes: one learner per sandbox, and a sandbox per submission; no
-compiled program leaves the child; what the child prints after the samples is staff's
-only (``hidden_output``); the verdict's feedback is a submission's. Its hidden phase is
-the one an ordinary submission of that code would have had, limits included (CPU
-time counted from the run's delivery). An outcome the machine may have spoilt (a
-time-out, a child stopped from outside) is discarded, and the submission is graded the
-ordinary way.
+What it never changes: hidden inputs enter a sandbox only for a recorded submission
+(docs/security.md, "Held runs"); one learner per sandbox, and a sandbox per
+submission; no compiled program leaves the child; what the child prints after the
+samples is staff's only (``hidden_output``); the verdict's feedback is a submission's.
+Its hidden phase is the one an ordinary submission of that code would have had, limits
+included (CPU time counted from the run's delivery).
 """
 
 from __future__ import annotations
@@ -67,32 +66,32 @@ def available_memory_mb(meminfo: Path = MEMINFO) -> int | None:
 
 
 class ParkedRun:
-    """One held run: its child working ahead in a thread of its own, then its outcome."""
+    """One held run: its child paused before the hidden cases, until a submission of the
+    same code takes it (``begin``); then the hidden phase in a thread of its own."""
 
-    def __init__(self, ticket: Ticket, held: HeldRun, seconds: float) -> None:
-        self.ticket, self.held = ticket, held
+    def __init__(self, ticket: Ticket, held: HeldRun, seconds: float, since: int = 0) -> None:
+        self.ticket, self.held, self.since = ticket, held, since
         self.parked_at = time.monotonic()
         self.expires_at = self.parked_at + seconds
         self.finished = False  # its hidden phase ran to the end, its outcome usable
         self.discarded: str | None = None  # why its outcome will not be used
         self.done = threading.Event()
         self._thread = threading.Thread(
-            target=self._work_ahead, name="jaxjudge-parked", daemon=True
+            target=self._hidden_phase, name="jaxjudge-held-run", daemon=True
         )
 
     @property
-    def working(self) -> bool:
-        return not self.done.is_set()
+    def begun(self) -> bool:
+        return self._thread.ident is not None
 
-    def start(self) -> None:
-        self.held.child.prioritise(busy=False)
+    def begin(self) -> None:
+        """The submission is recorded: the hidden inputs go to the child, at full share."""
+        self.held.child.prioritise(busy=True)
         self._thread.start()
 
-    def _work_ahead(self) -> None:
+    def _hidden_phase(self) -> None:
         held = self.held
         try:
-            # At the lowest share it may wait long for the CPU: its wall clock is the
-            # patient one of a time-out's confirmation; CPU time is what limits it.
             outcome = held.child.resume(
                 held.job, wall_seconds=held.job.wall_seconds * CONFIRMATION_WALL_FACTOR
             )
@@ -104,24 +103,26 @@ class ParkedRun:
             else:
                 self.discarded = reason
         except Exception:
-            log.exception("a parked run failed; its submission will be graded afresh")
+            log.exception("a held run failed; its submission will be graded afresh")
             self.discarded = "it failed"
         finally:
             held.child.close()
             self.done.set()
 
     def discard(self, reason: str) -> None:
-        """Stop it (if still working); its outcome will not be used."""
+        """Let it go: a waiting child is closed, one in its hidden phase stopped; its
+        outcome will not be used."""
         if self.discarded is None and not self.finished:
             self.discarded = reason
-        if self.working:
+        if not self.begun:
+            self.held.child.close()
+            self.done.set()
+        elif not self.done.is_set():
             self.held.child.kill()
 
     def verdict(self, timeout: float) -> GradeReport | None:
-        """The submission's report: at once if the child has finished, else after
-        raising it to a full CPU share and waiting (None: discarded, or not in time)."""
-        if self.working:
-            self.held.child.prioritise(busy=True)
+        """The submission's report once the hidden phase ends (None: discarded, or not
+        in time)."""
         if not self.done.wait(timeout):
             self.discard("it did not finish in time")
             return None
@@ -134,10 +135,10 @@ class ParkedRun:
 
 def _spoilt(timed_out: bool, killed_from_outside: bool) -> str | None:
     """Why an outcome may say more about the machine than the submission: a time-out
-    while it worked ahead at the lowest share, or a stop from outside. The ordinary
-    path decides those (it confirms a time-out on a quiet child)."""
+    (its clock ran from a child that waited at the lowest share), or a stop from
+    outside. The ordinary path decides those (it confirms a time-out on a quiet child)."""
     if timed_out:
-        return "it ran out of time while working ahead"
+        return "it ran out of time in the held child"
     if killed_from_outside:
         return "it was stopped from outside"
     return None
@@ -146,13 +147,10 @@ def _spoilt(timed_out: bool, killed_from_outside: bool) -> str | None:
 class ParkingLot:
     """Held runs by learner, one each, in one grading process (its workers share it)."""
 
-    def __init__(
-        self, *, seconds: float, working_limit: int, min_available_mb: int, held_limit: int = 1000
-    ) -> None:
+    def __init__(self, *, seconds: float, limit: int, min_available_mb: int) -> None:
         self.seconds = seconds
-        self.working_limit = working_limit
+        self.limit = limit
         self.min_available_mb = min_available_mb
-        self.held_limit = held_limit
         self._runs: dict[str, ParkedRun] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -163,42 +161,36 @@ class ParkingLot:
 
     @property
     def enabled(self) -> bool:
-        return self.seconds > 0 and self.working_limit > 0
+        return self.seconds > 0 and self.limit > 0
 
-    def park(self, ticket: Ticket, held: HeldRun) -> None:
-        """Keep ``held`` for its learner's next submission, in place of any other."""
-        run = ParkedRun(ticket, held, self.seconds)
-        earlier: ParkedRun | None = None
-        evicted: list[ParkedRun] = []
+    def park(self, ticket: Ticket, held: HeldRun, since: int = 0) -> None:
+        """Keep ``held`` for its learner's next submission, in place of any other; at the
+        bound, the run held longest is let go (the newest is the likeliest submitted).
+        ``since``: the run's place in its learner's activity (its submission's number),
+        for telling what they did after it (``held``)."""
+        run = ParkedRun(ticket, held, self.seconds, since)
+        released: list[tuple[ParkedRun, str]] = []
         with self._lock:
-            earlier = self._runs.pop(ticket.owner, None)
-            working = sum(other.working for other in self._runs.values())
-            # At the bound, the children already working are nearer their end: the new
-            # run is not held (its child goes), rather than one of them let go.
-            refused = self._closed.is_set() or working >= self.working_limit
+            if (earlier := self._runs.pop(ticket.owner, None)) is not None:
+                released.append((earlier, "a newer run replaced it"))
+            refused = self._closed.is_set()
             if not refused:
-                evicted = self._over_bounds()
+                oldest = sorted(self._runs.values(), key=lambda other: other.parked_at)
+                for other in oldest[: max(0, len(oldest) - self.limit + 1)]:
+                    self._runs.pop(other.ticket.owner)
+                    released.append((other, "more runs were held than this worker keeps"))
                 self._runs[ticket.owner] = run
-        if earlier is not None:
-            earlier.discard("a newer run replaced it")
+        for other, reason in released:
+            other.discard(reason)
         if refused:
             held.child.close()
-            return
-        for old in evicted:
-            old.discard("more runs were held than this worker keeps")
-        run.start()
-
-    def _over_bounds(self) -> list[ParkedRun]:
-        """The oldest held outcomes to let go so that one more fits (under the lock)."""
-        ordered = sorted(self._runs.values(), key=lambda run: run.parked_at)
-        evicted = ordered[: max(0, len(ordered) - self.held_limit + 1)]
-        for run in evicted:
-            self._runs.pop(run.ticket.owner, None)
-        return evicted
+        else:  # whatever the learner's code still does while it waits, it does slowly
+            held.child.prioritise(busy=False)
 
     def take(self, ticket: Ticket) -> ParkedRun | None:
-        """The learner's held run if ``ticket`` matches it; any other is discarded (a
-        learner's submission ends whatever their last run left working)."""
+        """The learner's held run, its hidden phase begun, if ``ticket`` (a recorded
+        submission's) matches it; any other is discarded (a learner's submission ends
+        whatever their last run left)."""
         with self._lock:
             run = self._runs.pop(ticket.owner, None)
         if run is None:
@@ -209,53 +201,50 @@ class ParkingLot:
         if time.monotonic() > run.expires_at:
             run.discard("it expired")
             return None
+        run.begin()
         return run
 
-    def forget(self, owner: str) -> None:
-        """Discard whatever ``owner``'s last run left (a run that will not be held)."""
+    def forget(
+        self, owner: str, reason: str = "its learner ran other code", since: int | None = None
+    ) -> None:
+        """Discard whatever ``owner``'s last run left (a run that will not be held), or,
+        given ``since``, that run only if it is still the one held (activity of theirs
+        that another process saw)."""
         with self._lock:
-            run = self._runs.pop(owner, None)
-        if run is not None:
-            run.discard("its learner ran other code")
+            run = self._runs.get(owner)
+            if run is None or (since is not None and run.since != since):
+                return
+            del self._runs[owner]
+        run.discard(reason)
 
-    def owners(self) -> set[str]:
-        """Whose runs are held: their submissions are worth claiming first (they cost
-        little CPU, and a held run that waits in the queue may expire)."""
+    def held(self) -> dict[str, tuple[Ticket, int]]:
+        """Whose runs are held, for what code, and since when (``park``'s ``since``): a
+        submission of that code is worth claiming first (it costs little, and a held run
+        that waits may expire); anything else its learner did since ends it."""
         with self._lock:
-            return set(self._runs)
-
-    def counts(self) -> tuple[int, int]:
-        """(held runs still working, held runs in all)."""
-        with self._lock:
-            runs = list(self._runs.values())
-        return sum(run.working for run in runs), len(runs)
+            return {owner: (run.ticket, run.since) for owner, run in self._runs.items()}
 
     def _watch(self) -> None:
-        """Let go of expired runs, and of working ones when memory runs short (the
-        newest first: the least work is lost)."""
+        """Let go of expired runs, and of the one held longest when memory runs short."""
         while not self._closed.wait(WATCH_SECONDS):
             now = time.monotonic()
             with self._lock:
                 expired = [run for run in self._runs.values() if now > run.expires_at]
-                working = sorted(
-                    (run for run in self._runs.values() if run.working),
-                    key=lambda run: run.parked_at,
-                    reverse=True,
-                )
-                available = available_memory_mb() if working else None
+                for run in expired:
+                    self._runs.pop(run.ticket.owner)
+                available = available_memory_mb() if self._runs else None
                 short = available is not None and available < self.min_available_mb
-                evicted = expired + (working[:1] if short else [])
-                for run in evicted:
-                    self._runs.pop(run.ticket.owner, None)
+                oldest = min(self._runs.values(), key=lambda run: run.parked_at, default=None)
+                if short and oldest is not None:
+                    self._runs.pop(oldest.ticket.owner)
             for run in expired:
                 run.discard("it expired")
-            if short:
+            if short and oldest is not None:
                 log.warning(
-                    "memory is short (%s MB available): a run working ahead is let go",
+                    "memory is short (%s MB available): the run held longest is let go",
                     available,
                 )
-                for run in working[:1]:
-                    run.discard("memory ran short")
+                oldest.discard("memory ran short")
 
     def close(self) -> None:
         self._closed.set()

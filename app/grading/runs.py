@@ -43,7 +43,7 @@ class PoolGrader:
         self._lock = threading.Lock()
         self.parking = ParkingLot(
             seconds=grader_settings.park_seconds,
-            working_limit=grader_settings.park_working,
+            limit=grader_settings.park_children,
             min_available_mb=grader_settings.park_min_available_mb,
         )
 
@@ -89,7 +89,7 @@ class PoolGrader:
         graded in its child. None: the ordinary way (a regrade, parking off, no held run)."""
         if job.learner is None or job.version_id is None or not self.parking.enabled:
             return None
-        if device != "cpu":  # a GPU child working ahead would hold one of the card's slots
+        if device != "cpu":  # a GPU child waiting for a submission would hold a card's slot
             return None
         ticket = Ticket(
             owner=str(job.learner),
@@ -121,7 +121,7 @@ class PoolGrader:
             whole=lambda: expected.load_or_compute(problem, device),
         )
         if held is not None:
-            self.parking.park(ticket, held)
+            self.parking.park(ticket, held, since=job.id)
         return report
 
     def __call__(

@@ -29,6 +29,7 @@ from app.core.db import session_scope
 from app.data import regrades
 from app.grading import heartbeats, queue
 from app.grading.doorbell import changes, new_work
+from app.grading.held_runs import HeldRunWatch
 from app.grading.notifications import Listener
 from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import Regrade, RegradeItem, Submission
@@ -65,6 +66,11 @@ class EmbeddedWorkers:
         self._state_lock = threading.Lock()
         self.heartbeat = heartbeats.Heartbeat(device="cpu", snapshot=self._snapshot)
         self.listener = Listener()
+        self.held_runs = (
+            HeldRunWatch(self.grader.parking, self.name)
+            if isinstance(self.grader, PoolGrader)
+            else None
+        )
 
     def _snapshot(self) -> heartbeats.Snapshot:
         ready, size = self.grader.stats() if isinstance(self.grader, PoolGrader) else (0, 0)
@@ -80,6 +86,8 @@ class EmbeddedWorkers:
         self._release_dead_leases()
         self.heartbeat.start()
         self.listener.start()  # PostgreSQL: NOTIFY from any web process wakes us
+        if self.held_runs is not None:
+            self.held_runs.start()
         for index in range(self.threads):
             thread = threading.Thread(
                 target=self._loop,
@@ -103,6 +111,8 @@ class EmbeddedWorkers:
     def stop(self) -> None:
         self._stop.set()
         self.listener.stop()
+        if self.held_runs is not None:
+            self.held_runs.stop()
         new_work.ring()  # idle workers see the stop at once
         for thread in self._threads:
             thread.join(timeout=120)
@@ -193,7 +203,7 @@ class EmbeddedWorkers:
         """Learners whose passing run this process holds for their submission."""
         if not isinstance(self.grader, PoolGrader):
             return frozenset()
-        return frozenset(int(owner) for owner in self.grader.parking.owners())
+        return frozenset(int(owner) for owner in self.grader.parking.held())
 
     def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:
         """The job's report; its samples' reports are stored as soon as they are known,

@@ -1,8 +1,8 @@
-"""Run, then Submit (grader/parking.py): a passing run's child goes on into a secret
-draw's hidden cases, and the same learner's submission of the same code is graded on
-that outcome; anything else is discarded. Hostile code gains nothing over an ordinary
-submission: its verdict is the one the same code gets graded afresh on the same draw.
-Each test starts sandboxed children (about 2 s each)."""
+"""Run, then Submit (grader/parking.py): a passing run's child waits, before any hidden
+input, and the same learner's submission of the same code takes it: only then do a
+secret draw's hidden cases reach it. Anything else discards it unseen. Hostile code
+gains nothing over an ordinary submission: its verdict is the one the same code gets
+graded afresh on the same draw. Each test starts sandboxed children (about 2 s each)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def trusted(tiny: Problem) -> TrustedOutputs:
 
 @pytest.fixture
 def lot() -> Iterator[ParkingLot]:
-    parking = ParkingLot(seconds=60, working_limit=2, min_available_mb=0)
+    parking = ParkingLot(seconds=60, limit=2, min_available_mb=0)
     yield parking
     parking.close()
 
@@ -129,40 +129,70 @@ def test_other_code_another_learner_or_a_new_run_discards_the_held_child(
     again.child.process.wait(timeout=10)  # killed, not left running
 
 
-def test_held_runs_expire_and_are_bounded(tiny: Problem, trusted: TrustedOutputs) -> None:
-    lot = ParkingLot(seconds=1.0, working_limit=1, min_available_mb=0)
-    slow = "import time\ndef solve(x, scale):\n    time.sleep(0.5)\n    return x * scale\n"
+def test_no_hidden_input_reaches_a_held_child_before_its_submission(
+    lot: ParkingLot, tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    _run, held = hold(tiny, trusted, CORRECT)
+    assert held is not None
+    lot.park(ticket(CORRECT), held)
+    time.sleep(1.5)  # time enough for a hidden phase of the tiny problem
+    assert not held.child.collector.outcome.hidden_started
+    parked = lot.take(ticket(CORRECT))  # the submission, recorded: now, and only now
+    assert parked is not None
+    report = parked.verdict(60)
+    assert report is not None and report.accepted
+    assert held.child.collector.outcome.hidden_started
+    assert any(case.hidden for case in report.cases)
+
+
+def test_a_held_child_let_go_never_saw_a_hidden_input(
+    lot: ParkingLot, tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    _run, held = hold(tiny, trusted, CORRECT)
+    assert held is not None
+    lot.park(ticket(CORRECT), held, since=5)
+    lot.forget("7", "elsewhere", since=4)  # another run of theirs, already replaced: kept
+    assert set(lot.held()) == {"7"}
+    lot.forget("7", "elsewhere", since=5)
+    assert lot.held() == {}
+    held.child.process.wait(timeout=10)
+    assert not held.child.collector.outcome.hidden_started
+
+
+def test_held_runs_expire_and_the_oldest_goes_at_the_bound(
+    tiny: Problem, trusted: TrustedOutputs
+) -> None:
+    lot = ParkingLot(seconds=1.0, limit=1, min_available_mb=0)
     try:
         _run, first = hold(tiny, trusted, CORRECT)
         assert first is not None
         lot.park(ticket(CORRECT, owner="1"), first)
         time.sleep(2.5)
         assert lot.take(ticket(CORRECT, owner="1")) is None
-        _run, working = hold(tiny, trusted, slow)
-        _run, another = hold(tiny, trusted, slow)
-        assert working is not None and another is not None
-        lot.park(ticket(slow, owner="2"), working)
-        lot.park(ticket(slow, owner="3"), another)  # one already works ahead: not held
-        assert lot.owners() == {"2"}
-        another.child.process.wait(timeout=10)
+        first.child.process.wait(timeout=10)
+        lot.seconds = 60
+        _run, older = hold(tiny, trusted, CORRECT)
+        _run, newer = hold(tiny, trusted, CORRECT)
+        assert older is not None and newer is not None
+        lot.park(ticket(CORRECT, owner="2"), older)
+        lot.park(ticket(CORRECT, owner="3"), newer)  # at the bound: the older one goes
+        assert set(lot.held()) == {"3"}
+        older.child.process.wait(timeout=10)
     finally:
         lot.close()
 
 
-def test_memory_running_short_lets_working_children_go_first(
-    tiny: Problem, trusted: TrustedOutputs
-) -> None:
-    slow = "import time\ndef solve(x, scale):\n    time.sleep(1.5)\n    return x * scale\n"
-    lot = ParkingLot(seconds=60, working_limit=2, min_available_mb=1 << 40)  # always short
+def test_memory_running_short_lets_held_children_go(tiny: Problem, trusted: TrustedOutputs) -> None:
+    lot = ParkingLot(seconds=60, limit=2, min_available_mb=1 << 40)  # always short
     try:
-        _run, held = hold(tiny, trusted, slow)
+        _run, held = hold(tiny, trusted, CORRECT)
         assert held is not None
-        lot.park(ticket(slow), held)
+        lot.park(ticket(CORRECT), held)
         deadline = time.monotonic() + 10
-        while lot.counts()[1] and time.monotonic() < deadline:
+        while lot.held() and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert lot.counts() == (0, 0)
-        assert lot.take(ticket(slow)) is None
+        assert lot.held() == {}
+        assert lot.take(ticket(CORRECT)) is None
     finally:
         lot.close()
 
@@ -264,7 +294,7 @@ def test_code_that_changes_after_its_run_gains_nothing(
 
 
 @pytest.mark.skipif(not can_renice(), reason="this process may not give a niceness back")
-def test_a_child_working_ahead_yields_the_cpu_and_a_waiting_submission_takes_it_back(
+def test_a_waiting_child_yields_the_cpu_and_its_submission_takes_it_back(
     tiny: Problem, trusted: TrustedOutputs
 ) -> None:
     _run, held = hold(tiny, trusted, CORRECT)
