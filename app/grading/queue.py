@@ -27,7 +27,8 @@ worker's retry (or, once the lease expires, another worker) records both.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -136,19 +137,47 @@ def _claim(
     return None
 
 
+@dataclass(frozen=True)
+class HeldCode:
+    """What a held run's child may grade (grader/parking.py ``Ticket``): a submission of
+    this code for this problem version."""
+
+    version: str
+    code_sha256: str
+
+
+def _held_submissions(session: Session, now: datetime, held: Mapping[int, HeldCode]) -> list[int]:
+    """The claimable submissions that a held run's child would grade: their learner's,
+    of the held code for the held version."""
+    rows = session.execute(
+        select(Submission.id, Submission.user_id, Submission.problem_version_id, Submission.code)
+        .where(_claimable(now), Submission.mode == Mode.SUBMIT, Submission.user_id.in_(held))
+        .order_by(Submission.id)
+        .limit(20)
+    ).all()
+    return [
+        row.id
+        for row in rows
+        if str(row.problem_version_id) == held[row.user_id].version
+        and hashlib.sha256(row.code.encode()).hexdigest() == held[row.user_id].code_sha256
+    ]
+
+
 def claim(
-    session: Session, *, worker: str, lease_seconds: int, first_of: frozenset[int] = frozenset()
+    session: Session,
+    *,
+    worker: str,
+    lease_seconds: int,
+    first_of: Mapping[int, HeldCode] | None = None,
 ) -> Submission | None:
     """Claim the oldest claimable submission for `worker`, or None; ``first_of``: learners
-    whose submits go first (a run of theirs is held in this process, grader/parking.py:
-    their verdict costs little, and a held run left waiting in the queue may expire)."""
+    whose run this process holds, and for which code (grader/parking.py): a submission of
+    that code goes first (its verdict costs little, and a held run left waiting in the
+    queue may expire); their other submissions and their runs wait their turn."""
     now = utcnow()
     conditions = [_claimable(now)]
-    if first_of:
-        conditions.insert(
-            0,
-            and_(_claimable(now), Submission.mode == Mode.SUBMIT, Submission.user_id.in_(first_of)),
-        )
+    if first_of and (held := _held_submissions(session, now, first_of)):
+        conditions.insert(0, and_(_claimable(now), Submission.id.in_(held)))
     for condition in conditions:
         won = _claim(
             session,

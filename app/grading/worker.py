@@ -199,11 +199,14 @@ class EmbeddedWorkers:
             )
         return True
 
-    def _held_learners(self) -> frozenset[int]:
-        """Learners whose passing run this process holds for their submission."""
+    def _held_learners(self) -> dict[int, queue.HeldCode]:
+        """Learners whose passing run this process holds, and for which code."""
         if not isinstance(self.grader, PoolGrader):
-            return frozenset()
-        return frozenset(int(owner) for owner in self.grader.parking.held())
+            return {}
+        return {
+            int(owner): queue.HeldCode(ticket.version, ticket.code_sha256)
+            for owner, (ticket, _since) in self.grader.parking.held().items()
+        }
 
     def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:
         """The job's report; its samples' reports are stored as soon as they are known,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import pytest
@@ -44,19 +45,25 @@ def test_claims_take_the_oldest_and_set_a_lease(database: str) -> None:
         assert queue.claim(session, worker="w3", lease_seconds=60) is None
 
 
-def test_a_learner_whose_run_is_held_has_their_submit_claimed_first(database: str) -> None:
-    """Their verdict costs little (grader/parking.py); their runs wait their turn."""
-    first, second, third = make_users_and_submissions(3)
+def test_a_submission_of_a_held_runs_code_is_claimed_first(database: str) -> None:
+    """Its verdict costs little (grader/parking.py); the learner's runs and their other
+    code wait their turn."""
+    first, second, third, fourth = make_users_and_submissions(4)
     with session_scope() as session:
-        third_user = session.get_one(Submission, third).user_id
-        second_user = session.get_one(Submission, second).user_id
-        session.get_one(Submission, second).mode = "run"
+        rows = [session.get_one(Submission, row) for row in (first, second, third, fourth)]
+        rows[1].mode = "run"  # a held learner's run: not first
+        rows[2].code = "other code"  # a held learner's other code: not first
         session.commit()
-        claimed = queue.claim(
-            session, worker="w1", lease_seconds=60, first_of=frozenset({third_user, second_user})
-        )
-        assert claimed is not None and claimed.id == third
-        assert queue.claim(session, worker="w2", lease_seconds=60).id == first  # type: ignore[union-attr]
+        held = {
+            row.user_id: queue.HeldCode(
+                str(row.problem_version_id), hashlib.sha256(b"c").hexdigest()
+            )
+            for row in rows[1:]
+        }
+        order = [
+            queue.claim(session, worker=f"w{n}", lease_seconds=60, first_of=held) for n in range(4)
+        ]
+        assert [row.id for row in order if row is not None] == [fourth, first, second, third]
 
 
 def test_one_running_submission_per_learner(database: str) -> None:
