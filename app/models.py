@@ -480,6 +480,21 @@ class LtiInvitationUse(Base):
     used_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class LtiRegistrationAttempt(Base):
+    """A Dynamic Registration invitation's calls out, each spent before it is made: the
+    one read of the LMS's OpenID configuration (kept, so the page can be shown again)
+    and the one registration call. Whoever holds an invitation picks the URLs, so it
+    makes jaxjudge call out twice at most, not once per request."""
+
+    __tablename__ = "lti_registration_attempts"
+
+    invitation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    configuration_url: Mapped[str] = mapped_column(String(1000))
+    configuration: Mapped[str | None] = mapped_column(Text, default=None)  # JSON, once read
+    read_at: Mapped[datetime] = mapped_column(default=utcnow)
+    registering_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
 class LtiDeployment(Base):
     """A deployment of the tool in a platform: launches from others are refused."""
 
@@ -506,6 +521,28 @@ class LtiLogin(Base):
     browser_hash: Mapped[str] = mapped_column(String(64))
     # The initiation's parameters, to start the same login again in a new window.
     relaunch_query: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class LtiDeepLinkRequest(Base):
+    """A deep-linking request waiting for its instructor's pick. The browser's session
+    names it by a random id (its hash is kept); the answer marks it used in one UPDATE,
+    so one request yields at most one signed response, whatever copy of the cookie
+    comes back."""
+
+    __tablename__ = "lti_deep_link_requests"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    return_url: Mapped[str] = mapped_column(String(1000))
+    accept_multiple: Mapped[bool]
+    data: Mapped[str | None] = mapped_column(Text, default=None)  # echoed to the platform
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime]
     used_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -11,10 +11,11 @@ key or with cookies that travel without TLS (``check_for_production``).
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from grader.config import PROJECT_ROOT
@@ -89,6 +90,14 @@ class WebSettings(BaseSettings):
             " bounds how far a search on hidden pass/fail can go."
         ),
     )
+    max_streams_per_user: int = Field(
+        4,
+        ge=1,
+        description=(
+            "Verdict streams (Server-Sent Events) one user may hold open at once: past it a new"
+            " one is answered 429 and the page polls instead (the server holds 500 in all)."
+        ),
+    )
     publish_new_problems: bool = Field(
         True,
         description=(
@@ -113,6 +122,15 @@ class WebSettings(BaseSettings):
             " in their own window."
         ),
     )
+    lti_registration_private_networks: str = Field(
+        "",
+        description=(
+            "Space-separated networks that LTI Dynamic Registration may call although they"
+            " are not public (10.20.0.0/16 for a campus LMS, 127.0.0.1/32 for one on this"
+            " machine); plain http only to loopback addresses listed here. Unset: registration"
+            " calls public addresses only, over https."
+        ),
+    )
 
     max_request_bytes: int = Field(
         64 * 1024,
@@ -121,6 +139,13 @@ class WebSettings(BaseSettings):
             " (twice max_source_bytes plus 64 KiB); larger ones get 413 unread."
         ),
     )
+
+    @field_validator("lti_registration_private_networks")
+    @classmethod
+    def _networks_parse(cls, value: str) -> str:
+        for network in value.split():
+            ip_network(network, strict=False)  # a ValueError names the bad one
+        return value
 
     @property
     def database(self) -> str:
@@ -134,6 +159,10 @@ class WebSettings(BaseSettings):
     @property
     def frame_origins(self) -> list[str]:
         return self.lms_frame_origins.split()
+
+    @property
+    def registration_private_networks(self) -> list[IPv4Network | IPv6Network]:
+        return [ip_network(n, strict=False) for n in self.lti_registration_private_networks.split()]
 
     def check_for_production(self) -> None:
         """In production, refuse what would expose sessions (called at app creation)."""

@@ -4,29 +4,48 @@ endpoint, and records the platform with the client id and deployment it was give
 
 The URL carries an invitation a jaxjudge admin made (``invitation``, signed, seven
 days): without one anybody could register a platform of their own and launch into
-jaxjudge as its instructors; each invitation registers one platform. The calls go over
-https (or to this machine), and a failed one reports the LMS's status, never its answer.
+jaxjudge as its instructors; each invitation registers one platform.
+
+Whoever holds an invitation chooses the URLs jaxjudge calls, so the calls go through
+app/lti/registration_calls.py (public addresses only, unless listed; no redirects;
+bounded), each invitation makes one read of a configuration and one registration call,
+each spent before it is made (``LtiRegistrationAttempt``), and every failure shows the
+one message ``FAILED``, whatever the far side answered: the page tells nothing about
+other machines. The detail goes to the log, for jaxjudge's admin.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from app.core.config import settings
 from app.core.sessions import secret_key
-from app.lti import claims
-from app.lti.http import PlatformCallError, call
+from app.errors import DomainError
+from app.lti import claims, registration_calls
 from app.lti.platforms import PlatformIn, add
-from app.models import LtiInvitationUse, LtiPlatform
+from app.models import LtiInvitationUse, LtiPlatform, LtiRegistrationAttempt, utcnow
 
 INVITATION_SECONDS = 7 * 24 * 3600
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+MAX_URL = 1000
+
+FAILED = (
+    "jaxjudge could not register with this LMS; jaxjudge's administrator finds why in its"
+    " log. Trying again needs a new registration link."
+)
+USED = "This registration link was used already; ask for a new one."
+
+log = logging.getLogger("jaxjudge.lti")
 
 
 class RegistrationError(Exception):
@@ -53,31 +72,23 @@ def check_invitation(session: Session, token: str) -> str:
     if not isinstance(invitation_id, str):
         raise RegistrationError("This registration link is not one jaxjudge made.")
     if session.get(LtiInvitationUse, invitation_id) is not None:
-        raise RegistrationError("This registration link was used already; ask for a new one.")
+        raise RegistrationError(USED)
     return invitation_id
 
 
-def _loopback(url: str) -> bool:
-    return urlparse(url).hostname in {"localhost", "127.0.0.1", "::1"}
+def _failed(invitation_id: str, detail: str) -> RegistrationError:
+    """The one message the page shows; the detail is for the log alone."""
+    log.warning("LTI registration with invitation %s failed: %s", invitation_id, detail)
+    return RegistrationError(FAILED)
 
 
-def _acceptable(url: str) -> bool:
-    """https, or http to this machine only (an LMS on the same host, the tests): keys and
-    tokens must not travel where a network could swap them."""
-    return url.startswith("https://") or (url.startswith("http://") and _loopback(url))
-
-
-def _call(method: str, url: str, **kwargs: Any) -> Any:
-    """The LMS's answer; on failure, only its status, never its body: an invitation's
-    holder must not read other machines' pages through jaxjudge. Redirects are not
-    followed: the checks above hold for the URL that answers."""
-    if not _acceptable(url):
-        raise RegistrationError(f"jaxjudge registers only over https ({url[:200]!r}).")
+def _call(invitation_id: str, method: str, url: str, **kwargs: Any) -> Any:
     try:
-        return call(method, url, follow_redirects=False, **kwargs).body
-    except PlatformCallError as error:
-        answered = f"answered HTTP {error.status}" if error.status else "could not be reached"
-        raise RegistrationError(f"{urlparse(url).netloc} {answered}.") from None
+        return registration_calls.call(
+            method, url, private_networks=settings.registration_private_networks, **kwargs
+        )
+    except registration_calls.CallError as error:
+        raise _failed(invitation_id, str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -90,10 +101,62 @@ class PlatformConfiguration:
     product: str
 
 
-def read_configuration(url: str) -> PlatformConfiguration:
-    body = _call("GET", url)
+def stored_configuration(
+    session: Session, *, invitation_id: str, url: str
+) -> PlatformConfiguration | None:
+    """The configuration this invitation read from ``url`` already (the page shown again,
+    nothing called); None if it has read nothing yet; RegistrationError if its one read
+    went elsewhere, failed, or the registration call was made."""
+    attempt = session.get(LtiRegistrationAttempt, invitation_id)
+    if attempt is None:
+        return None
+    if (
+        attempt.configuration_url != url
+        or attempt.configuration is None
+        or attempt.registering_at is not None
+    ):
+        raise RegistrationError(USED)
+    return PlatformConfiguration(**json.loads(attempt.configuration))
+
+
+def spend_reading(session: Session, *, invitation_id: str, url: str) -> None:
+    """Records the invitation's one read of a configuration, before it is made; the
+    caller commits (a second reading at once fails on the key, an IntegrityError)."""
+    if len(url) > MAX_URL:
+        raise _failed(invitation_id, f"a configuration URL of {len(url)} characters")
+    session.add(LtiRegistrationAttempt(invitation_id=invitation_id, configuration_url=url))
+    session.flush()
+
+
+def read_configuration(session: Session, *, invitation_id: str, url: str) -> PlatformConfiguration:
+    """The platform's configuration read from ``url`` (after ``spend_reading``), checked
+    and kept for the confirmation."""
+    configuration = _checked_configuration(invitation_id, url, _call(invitation_id, "GET", url))
+    attempt = session.get_one(LtiRegistrationAttempt, invitation_id)
+    attempt.configuration = json.dumps(asdict(configuration))
+    return configuration
+
+
+def spend_registering(session: Session, *, invitation_id: str, url: str) -> PlatformConfiguration:
+    """The configuration to register with, the invitation's one registration call marked
+    spent by one UPDATE (two confirmations at once: one goes on); the caller commits."""
+    configuration = stored_configuration(session, invitation_id=invitation_id, url=url)
+    spent = session.execute(
+        update(LtiRegistrationAttempt)
+        .where(
+            LtiRegistrationAttempt.invitation_id == invitation_id,
+            LtiRegistrationAttempt.registering_at.is_(None),
+        )
+        .values(registering_at=utcnow())
+    )
+    if configuration is None or getattr(spent, "rowcount", 0) != 1:
+        raise RegistrationError(USED)
+    return configuration
+
+
+def _checked_configuration(invitation_id: str, url: str, body: Any) -> PlatformConfiguration:
     if not isinstance(body, dict):
-        raise RegistrationError("The LMS's OpenID configuration is not a JSON object.")
+        raise _failed(invitation_id, "the OpenID configuration is not a JSON object")
     fields = {}
     for name in (
         "issuer",
@@ -104,14 +167,27 @@ def read_configuration(url: str) -> PlatformConfiguration:
     ):
         value = body.get(name)
         limit = 255 if name == "issuer" else 500
-        if not isinstance(value, str) or not _acceptable(value) or len(value) > limit:
-            raise RegistrationError(f"The LMS's OpenID configuration has no valid {name!r}.")
+        if not isinstance(value, str) or len(value) > limit:
+            raise _failed(invitation_id, f"the OpenID configuration has no valid {name!r}")
         fields[name] = value
     # The configuration must come from its issuer's own host (the spec's rule against a
     # configuration that claims someone else's issuer): same scheme, host and port.
     served, issuer = urlparse(url), urlparse(fields["issuer"])
     if (served.scheme, served.netloc) != (issuer.scheme, issuer.netloc):
-        raise RegistrationError("The OpenID configuration is not served by its issuer.")
+        raise _failed(invitation_id, f"the configuration claims the issuer {fields['issuer']!r}")
+    # Browsers, not jaxjudge, go to the authorization endpoint: https, unless the LMS
+    # itself is a listed loopback one served over http.
+    if urlparse(fields["authorization_endpoint"]).scheme not in {"https", served.scheme}:
+        raise _failed(invitation_id, "the authorization_endpoint is not https")
+    # jaxjudge calls the others (now, and for launches and grades later): they pass the
+    # calls' address rules too.
+    for name in ("token_endpoint", "jwks_uri", "registration_endpoint"):
+        try:
+            registration_calls.target(
+                fields[name], private_networks=settings.registration_private_networks
+            )
+        except registration_calls.CallError as error:
+            raise _failed(invitation_id, f"{name}: {error}") from None
     platform = body.get(PLATFORM_CONFIGURATION, {})
     product = platform.get("product_family_code", "") if isinstance(platform, dict) else ""
     return PlatformConfiguration(product=str(product)[:60], **fields)
@@ -151,34 +227,36 @@ def register(
     base_url: str,
     invitation_id: str,
 ) -> LtiPlatform:
+    """The registration call (after ``spend_registering``) and the platform it made."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        answer = _call(
-            "POST",
-            configuration.registration_endpoint,
-            json_body=tool_registration(base_url),
-            headers=headers,
-        )
-    except RegistrationError as error:
-        raise RegistrationError(f"The LMS refused the registration: {error}") from None
+    answer = _call(
+        invitation_id,
+        "POST",
+        configuration.registration_endpoint,
+        json_body=tool_registration(base_url),
+        headers=headers,
+    )
     client_id = answer.get("client_id") if isinstance(answer, dict) else None
     if not isinstance(client_id, str) or not 1 <= len(client_id) <= 255:
-        raise RegistrationError("The LMS's answer to the registration has no valid client_id.")
+        raise _failed(invitation_id, "the registration's answer has no valid client_id")
     tool = answer.get(TOOL_CONFIGURATION, {})
     deployment = tool.get("deployment_id") if isinstance(tool, dict) else None
     if session.get(LtiInvitationUse, invitation_id) is not None:
-        raise RegistrationError("This registration link was used already; ask for a new one.")
+        raise RegistrationError(USED)
     session.add(LtiInvitationUse(invitation_id=invitation_id, issuer=configuration.issuer[:255]))
     session.flush()  # two confirmations at once: the second fails here (the key is unique)
-    return add(
-        session=session,
-        platform=PlatformIn(
-            issuer=configuration.issuer,
-            client_id=client_id,
-            auth_login_url=configuration.authorization_endpoint,
-            token_url=configuration.token_endpoint,
-            jwks_url=configuration.jwks_uri,
-            deployment_ids=(deployment,) if isinstance(deployment, str) and deployment else (),
-            name=configuration.product or configuration.issuer,
-        ),
-    )
+    try:
+        return add(
+            session=session,
+            platform=PlatformIn(
+                issuer=configuration.issuer,
+                client_id=client_id,
+                auth_login_url=configuration.authorization_endpoint,
+                token_url=configuration.token_endpoint,
+                jwks_url=configuration.jwks_uri,
+                deployment_ids=(deployment,) if isinstance(deployment, str) and deployment else (),
+                name=configuration.product or configuration.issuer,
+            ),
+        )
+    except DomainError as error:  # what the LMS answered is not a registration jaxjudge keeps
+        raise _failed(invitation_id, str(error)) from None

@@ -37,12 +37,11 @@ from app.core.db import session_scope
 from app.core.http_guards import partition
 from app.core.throttle import client_address
 from app.dependencies import SessionDep
-from app.errors import DomainError
-from app.lti import keys, launch, provisioning, registration, roster
+from app.lti import deep_linking, keys, launch, provisioning, registration, roster
 from app.lti.claims import DEEP_LINKING_REQUEST, Launch
 from app.lti.http import PlatformCallError
 from app.lti.launch import BrowserNotBoundError, LaunchError
-from app.models import Course
+from app.models import Course, User
 from app.vocabulary import MemberRole
 from app.web import lti_pickers
 from app.web.auth import start_session
@@ -141,14 +140,18 @@ def launch_page(
     start_session(request, session, user)
     if validated.role is MemberRole.INSTRUCTOR:
         background.add_task(_sync_roster_quietly, course.id)
-    return _forget_state(request, _landing(request, session, validated, course), state)
+    else:  # the LMS's latest word: no deep-linking request of theirs is answered now
+        deep_linking.withdraw(session=session, user=user, course=course)
+    return _forget_state(request, _landing(request, session, validated, course, user), state)
 
 
-def _landing(request: Request, session: Session, validated: Launch, course: Course) -> Response:
+def _landing(
+    request: Request, session: Session, validated: Launch, course: Course, user: User
+) -> Response:
     """Where a signed-in launch goes: the deep-linking picker, the link's problem, or
     (a new link, for its instructor) the page that picks one."""
     if validated.message_type == DEEP_LINKING_REQUEST:
-        return lti_pickers.start_deep_linking(request, validated, course)
+        return lti_pickers.start_deep_linking(request, session, validated, course, user)
     staff = validated.role is MemberRole.INSTRUCTOR
     try:
         link = (
@@ -226,11 +229,22 @@ def registration_form(
     openid_configuration: str = "",
     registration_token: str = "",
 ) -> Response:
+    """The confirmation page, with the LMS's configuration: read once per invitation
+    (app/lti/registration.py), and shown again from what was read."""
     try:
-        registration.check_invitation(session, invitation)
-        configuration = registration.read_configuration(openid_configuration)
+        invitation_id = registration.check_invitation(session, invitation)
+        found = {"invitation_id": invitation_id, "url": openid_configuration}
+        configuration = registration.stored_configuration(session, **found)
+        if configuration is None:
+            registration.spend_reading(session, **found)
+            session.commit()  # the invitation's one read is spent before it is made
+            configuration = registration.read_configuration(session, **found)
     except registration.RegistrationError as error:
+        session.rollback()
         return refused(request, str(error))
+    except IntegrityError:  # the same link opened twice at once
+        session.rollback()
+        return refused(request, registration.USED)
     response = page(
         request,
         "lti_register.html",
@@ -255,7 +269,10 @@ def registration_done(
 ) -> Response:
     try:
         invitation_id = registration.check_invitation(session, invitation)
-        configuration = registration.read_configuration(openid_configuration)
+        configuration = registration.spend_registering(
+            session, invitation_id=invitation_id, url=openid_configuration
+        )
+        session.commit()  # the invitation's one registration call is spent before it is made
         platform = registration.register(
             session,
             configuration=configuration,
@@ -264,12 +281,12 @@ def registration_done(
             invitation_id=invitation_id,
         )
         session.flush()
-    except (registration.RegistrationError, DomainError) as error:
+    except registration.RegistrationError as error:
         session.rollback()
         return refused(request, str(error))
     except IntegrityError:  # the same link confirmed twice at once
         session.rollback()
-        return refused(request, "This registration link was used already; ask for a new one.")
+        return refused(request, registration.USED)
     response = page(request, "lti_registered.html", None, platform=platform)
     frameable(response)
     return response

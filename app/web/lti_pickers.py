@@ -1,7 +1,9 @@
 """The LTI pages where an instructor picks problems: the Deep Linking picker (problems
 to add to the LMS course, answered to the LMS as a signed response) and, for a link
-the LMS made without one, the problem it opens. What a launch leaves for them waits
-in the browser's session."""
+the LMS made without one, the problem it opens. A deep-linking request waits on the
+server, named by a random id in the browser's session (app/lti/deep_linking.py); a
+link waiting for its problem waits in the session itself (nothing is signed for it,
+and its instructor is checked again when it is set)."""
 
 from __future__ import annotations
 
@@ -38,18 +40,14 @@ def pending_link(validated: Launch, course: Course) -> dict[str, object]:
     }
 
 
-def start_deep_linking(request: Request, validated: Launch, course: Course) -> Response:
+def start_deep_linking(
+    request: Request, session: Session, validated: Launch, course: Course, user: User
+) -> Response:
     if validated.role is not MemberRole.INSTRUCTOR or validated.deep_linking is None:
         return refused(request, "Only the course's instructors add jaxjudge problems to it.", 403)
-    settings_ = validated.deep_linking
-    request.session[DEEP_LINK_KEY] = {
-        "platform_id": validated.platform_id,
-        "deployment_id": validated.deployment_id,
-        "course_id": course.id,
-        "return_url": settings_.return_url,
-        "accept_multiple": settings_.accept_multiple,
-        "data": settings_.data,
-    }
+    request.session[DEEP_LINK_KEY] = deep_linking.wait_for_pick(
+        session=session, launch=validated, user=user, course=course
+    )
     return RedirectResponse("/lti/deep-link", status_code=status.HTTP_303_SEE_OTHER)
 
 
@@ -57,12 +55,17 @@ def _problems(session: Session) -> list[tuple[str, str, str]]:
     return [(p.slug, p.config.title, p.config.track) for _v, p in catalog.live_problems(session)]
 
 
+_NOTHING_WAITING = "No LMS is waiting for problems; start from the LMS."
+
+
 @router.get("/lti/deep-link", response_class=HTMLResponse)
 def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    pending = request.session.get(DEEP_LINK_KEY)
-    if not isinstance(pending, dict):
-        return refused(request, "No LMS is waiting for problems; start from the LMS.")
-    course = session.get(Course, int(pending["course_id"]))
+    pending = deep_linking.waiting(
+        session=session, token=request.session.get(DEEP_LINK_KEY), user=user
+    )
+    if pending is None:
+        return refused(request, _NOTHING_WAITING)
+    course = session.get(Course, pending.course_id)
     assigned = (
         {a.problem for a in assignments.assignments_of(session=session, course=course)}
         if course
@@ -76,7 +79,7 @@ def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) 
         user,
         problems=problems,
         assigned=assigned,
-        multiple=bool(pending.get("accept_multiple")),
+        multiple=pending.accept_multiple,
     )
 
 
@@ -89,14 +92,24 @@ def deep_link_response(
     problem: Annotated[list[str] | None, Form()] = None,
     points: Annotated[float, Form(gt=0, le=10000)] = deep_linking.DEFAULT_MAXIMUM,
 ) -> Response:
-    pending = request.session.pop(DEEP_LINK_KEY, None)
-    if not isinstance(pending, dict):
-        return refused(request, "No LMS is waiting for problems; start from the LMS.")
-    platform = session.get(LtiPlatform, int(pending["platform_id"]))
+    """The signed response, at most one per request (app/lti/deep_linking.py): spent
+    and committed before it is signed, and only for an instructor of the course now."""
+    pending = deep_linking.waiting(
+        session=session, token=request.session.pop(DEEP_LINK_KEY, None), user=user
+    )
+    if pending is None:
+        return refused(request, _NOTHING_WAITING)
+    platform = session.get(LtiPlatform, pending.platform_id)
     titles = {slug: title for slug, title, _track in _problems(session)}
     picked = [slug for slug in (problem or []) if slug in titles]
     if platform is None or not picked:
         return refused(request, "Pick at least one problem (start again from the LMS).")
+    if not deep_linking.spend(session=session, request=pending):
+        return refused(request, _NOTHING_WAITING)
+    teaches = deep_linking.still_teaches(session=session, request=pending)
+    session.commit()  # spent whatever follows: another copy of the cookie finds it used
+    if not teaches:
+        return refused(request, "Only the course's instructors add jaxjudge problems to it.", 403)
     items = [
         deep_linking.content_item(
             slug=slug,
@@ -108,15 +121,15 @@ def deep_link_response(
     ]
     token = deep_linking.response_jwt(
         platform=platform,
-        deployment_id=str(pending["deployment_id"]),
+        deployment_id=pending.deployment_id,
         settings=DeepLinkingSettings(
-            return_url=str(pending["return_url"]),
-            accept_multiple=bool(pending["accept_multiple"]),
-            data=pending.get("data") if isinstance(pending.get("data"), str) else None,
+            return_url=pending.return_url,
+            accept_multiple=pending.accept_multiple,
+            data=pending.data,
         ),
         items=items,
     )
-    return _post_to(request, user, str(pending["return_url"]), {"JWT": token})
+    return _post_to(request, user, pending.return_url, {"JWT": token})
 
 
 def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> Response:

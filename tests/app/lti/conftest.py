@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -15,6 +16,7 @@ from fastapi.testclient import TestClient
 from app.core.db import session_scope
 from app.lti import keys, platform_keys, services
 from app.lti.platforms import PlatformIn, add
+from tests.app.lti.probed import Probed
 from tests.lti_platform import (
     CLIENT_ID,
     DEPLOYMENT_ID,
@@ -55,6 +57,22 @@ def platform(database: str) -> Iterator[Platform]:
     lms.stop()
     platform_keys.forget()
     services.forget_tokens()
+
+
+@pytest.fixture
+def probed() -> Iterator[Probed]:
+    """A web server on 127.0.0.1 that records the requests reaching it."""
+    server = Probed()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def probed_tls(tmp_path: Path) -> Iterator[Probed]:
+    """The same over TLS, with a certificate for ``localhost``."""
+    server = Probed(tls_folder=tmp_path)
+    yield server
+    server.stop()
 
 
 @dataclass(frozen=True)
