@@ -168,7 +168,8 @@ def bwrap_arguments(
     if warmup_cache is not None:
         # At its own path: JAX's cache keys include the cache's location.
         args += ["--ro-bind", str(warmup_cache), str(warmup_cache)]
-    args += ["--proc", "/proc"] + proc_view.bwrap_arguments(memory_mb) + ["--dev", "/dev"]
+    # /proc's machine-wide counters replaced by the sandbox's own (grader/running/proc_view.py).
+    args += ["--proc", "/proc", *proc_view.bwrap_arguments(memory_mb), "--dev", "/dev"]
     # --dev leaves /dev/shm a directory of /dev's own tmpfs, sized at half of
     # RAM: a size-capped tmpfs of its own instead (its pages count in the
     # sandbox's memory cgroup like every other).
