@@ -152,7 +152,8 @@ async def submission_events(
     """Server-Sent Events: ``progress`` each time the state changes (queued with its
     ``position``, ``running``), then ``done`` with the verdict (the fields of
     ``GET /api/submissions/{id}``), or ``again`` after a while without one (read it
-    again). A busy server answers 503: poll ``GET /api/submissions/{id}`` instead."""
+    again). A busy server answers 503, and a user with ``max_streams_per_user`` streams
+    open 429: poll ``GET /api/submissions/{id}`` instead."""
 
     def owner() -> int:  # a database connection for this moment only, not the stream's life
         with session_scope() as session:
@@ -160,17 +161,8 @@ async def submission_events(
             return _owned(session, submission_id, user.id).user_id
 
     user_id = await run_in_threadpool(owner)
-    if not streams.room():
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE,
-            "Too many verdicts are being streamed; poll GET /api/submissions/{id} instead.",
-            headers={"Retry-After": "1"},
-        )
-    return StreamingResponse(
-        _events(submission_id, user_id),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
+    slot = streams.take(user_id)  # 503 (the server's) or 429 (the user's) when full
+    return streams.StreamAnswer(slot, _events(submission_id, user_id))
 
 
 async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
@@ -179,7 +171,6 @@ async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
             state = public_state(session, submission_id, user_id)
             return state.model_dump_json(), state.status == SubmissionStatus.DONE
 
-    streams.opened()
     changed = changes.watch(submission_id)  # rung by this process's workers
     try:
         began = last_sent = time.monotonic()
@@ -202,7 +193,6 @@ async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
                 await asyncio.wait_for(changed.wait(), streams.LOOK_SECONDS)
     finally:
         changes.unwatch(submission_id, changed)
-        streams.closed()
 
 
 REPORT_FIELDS = (
