@@ -1,0 +1,25 @@
+# expect: wrong_answer
+# diagnosis: divided_by_micro_batch_size
+# why: one pmean after the scan, but the local sum is divided by M, the micro-batch size, instead of K
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+def data_parallel_grads(w, xs, ys):
+    mesh = jax.make_mesh((xs.shape[0],), ("data",))
+
+    def local(w, x, y):
+        w = jax.lax.pcast(w, "data", to="varying")
+
+        def step(acc, batch):
+            xb, yb = batch
+            return acc + jax.grad(lambda w: jnp.mean((xb @ w - yb) ** 2))(w), None
+
+        total, _ = jax.lax.scan(step, jnp.zeros_like(w), (x[0], y[0]))
+        return jax.lax.pmean(total / x.shape[2], "data")
+
+    sharded = jax.shard_map(local, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P())
+    put = lambda a: jax.device_put(a, NamedSharding(mesh, P("data")))  # noqa: E731
+    return sharded(w, put(xs), put(ys))
