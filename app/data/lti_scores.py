@@ -12,7 +12,7 @@ arming it at once find one row).
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -34,6 +34,33 @@ def arm(session: Session, *, link_id: int, user_id: int) -> None:
             session.add(LtiScore(link_id=link_id, user_id=user_id, **values))
     except IntegrityError:  # armed by another transaction just now: arm that row
         session.execute(update(LtiScore).where(where).values(**values))
+
+
+def arm_all(session: Session, *, link_id: int, user_ids: list[int]) -> None:
+    """``arm`` for many learners on one link (a course's grades recomputed: an
+    extensions upload, a late policy) in three statements: the rows that exist are
+    armed by one UPDATE, the rest inserted by one INSERT under a savepoint; should a
+    verdict arm one of them meanwhile, each of those learners goes through ``arm``."""
+    if not user_ids:
+        return
+    now = utcnow()
+    values = {"status": PENDING, "attempts": 0, "next_attempt_at": now, "changed_at": now}
+    mine = (LtiScore.link_id == link_id) & LtiScore.user_id.in_(user_ids)
+    session.execute(
+        update(LtiScore).where(mine).values(**values).execution_options(synchronize_session=False)
+    )
+    present = set(session.scalars(select(LtiScore.user_id).where(mine)))
+    missing = [user_id for user_id in user_ids if user_id not in present]
+    if not missing:
+        return
+    try:
+        with session.begin_nested():
+            session.execute(
+                insert(LtiScore), [{"link_id": link_id, "user_id": u, **values} for u in missing]
+            )
+    except IntegrityError:  # armed by another transaction just now
+        for user_id in missing:
+            arm(session, link_id=link_id, user_id=user_id)
 
 
 def score_changed(session: Session, *, user_id: int, problem: str) -> int:

@@ -15,8 +15,9 @@ an instructor."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from app.core import names
@@ -141,31 +142,42 @@ def student_ids_of(*, session: Session, course: Course) -> dict[int, str]:
 def student_ids_from_csv(*, session: Session, course: Course, text: str) -> int:
     """Set the course's student ids from a CSV of ``user,student_id`` rows (a header
     first), all or none: every bad row is reported in one InvalidInputError, by its
-    line in the file, and nothing changes."""
+    line in the file, and nothing changes. The members are found in one query and the
+    ids written in one statement (5,000 rows hold the database for milliseconds)."""
     rows = [(line, row[0], row[1] if len(row) > 1 else "") for line, row in csv_rows(text).rows]
     return _map_student_ids(session, course, rows)
 
 
 def _map_student_ids(session: Session, course: Course, rows: list[tuple[int, str, str]]) -> int:
+    wanted = {names.canonical(name.strip()) for _line, name, _student_id in rows}
+    members = dict(
+        session.execute(
+            select(User.canonical_name, CourseMember.id)
+            .join(CourseMember, CourseMember.user_id == User.id)
+            .where(CourseMember.course_id == course.id, User.canonical_name.in_(wanted))
+        ).all()
+    )
     problems: list[str] = []
-    found: list[tuple[CourseMember, str]] = []
+    found: list[dict[str, object]] = []
     for line, name, student_id in rows:
-        user = session.scalar(
-            select(User).where(User.canonical_name == names.canonical(name.strip()))
-        )
-        member = _row(session, course, user.id) if user else None
+        member = members.get(names.canonical(name.strip()))
         if member is None:
             problems.append(f"row {line}: {name.strip()[:64]!r} is not in this course")
         elif not 0 < len(student_id.strip()) <= STUDENT_ID_LIMIT:
             problems.append(f"row {line}: a student id is 1-{STUDENT_ID_LIMIT} characters")
         else:
-            found.append((member, student_id.strip()))
+            found.append({"member": member, "mapped": student_id.strip()})
     if not rows:
         raise InvalidInputError("Nothing was changed: the CSV has no rows.")
     if problems:
         shown = problems[:50] + ([f"and {len(problems) - 50} more"] if len(problems) > 50 else [])
         raise InvalidInputError("Nothing was changed. " + "; ".join(shown) + ".")
-    for member, student_id in found:
-        member.student_id = student_id
-    session.flush()
+    # One executemany; a member removed since the read above is simply not there to set.
+    table = cast(Table, CourseMember.__table__)
+    session.execute(
+        update(table)
+        .where(table.c.id == bindparam("member"))
+        .values(student_id=bindparam("mapped")),
+        found,
+    )
     return len(found)

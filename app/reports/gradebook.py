@@ -119,10 +119,11 @@ def grade_matrix(
         for a in assignments.assignments_of(session=session, course=course)
         if problem is None or a.problem == problem
     ]
+    wanted = None if learner_ids is None else set(learner_ids)
     learners = [
         u
         for u in courses.learners_of(session=session, course=course)
-        if learner_ids is None or u.id in learner_ids
+        if wanted is None or u.id in wanted
     ]
     matrix = Matrix(problems=problems, learners=learners)
     windows = CourseWindows(session, course)
@@ -196,13 +197,14 @@ def grades_changed(
         return 0
     sent_before = lti_scores.learners_with_rows(session, link_ids=links)
     matrix = grade_matrix(session=session, course=course, learner_ids=learner_ids, problem=problem)
-    armed = 0
-    for (user_id, _problem), cell in matrix.cells.items():
-        if cell.attempts or cell.override is not None or user_id in sent_before:
-            for link_id in links:
-                lti_scores.arm(session, link_id=link_id, user_id=user_id)
-                armed += 1
-    return armed
+    graded = [
+        user_id
+        for (user_id, _problem), cell in matrix.cells.items()
+        if cell.attempts or cell.override is not None or user_id in sent_before
+    ]
+    for link_id in links:  # a few statements a link, however many learners
+        lti_scores.arm_all(session, link_id=link_id, user_ids=graded)
+    return len(graded) * len(links)
 
 
 def extensions_changed(session: Session, *, course: Course, changed: list[Extension]) -> None:

@@ -23,14 +23,14 @@ class CourseWindows:
         }
         self._groups = members.groups_of(session=session, course=course)
         self._counted_from = members.counted_from(session=session, course=course)
-        self._granted = extensions.of_course(session=session, course=course)
+        self._granted = extensions.Granted(extensions.of_course(session=session, course=course))
         self._found: dict[tuple[int, str], deadlines.Deadline] = {}
 
     def of(self, user_id: int, problem: str) -> deadlines.Deadline:
         key = (user_id, problem)
         if key not in self._found:
-            extended = extensions.learner_due(
-                self._granted, user_id=user_id, group=self._groups.get(user_id, ""), problem=problem
+            extended = self._granted.learner_due(
+                user_id=user_id, group=self._groups.get(user_id, ""), problem=problem
             )
             self._found[key] = deadlines.deadline_for(
                 self.assignments[problem], extended, self._counted_from.get(user_id)

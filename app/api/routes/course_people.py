@@ -107,9 +107,10 @@ async def upload_extensions(
     """The same from a CSV (columns user or group, problem, due_at; a header first)."""
     text = await _csv_body(request)
 
-    def grant() -> ExtensionsPublic:  # off the event loop: 5,000 rows take a while
+    def grant() -> ExtensionsPublic:  # off the event loop: reading 5,000 rows takes a moment
         made = extensions.from_csv(session=session, course=access.course, text=text, by=access.user)
         gradebook.extensions_changed(session, course=access.course, changed=made)
+        session.commit()  # the course is held from the grant to here, not while answering
         return _public(made)
 
     return await run_in_threadpool(grant)
