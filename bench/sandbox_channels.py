@@ -246,18 +246,21 @@ def run_pair(
     """The receiver's samples, and what the sender was refused (e.g. ``mlock``)."""
     launcher = SandboxLauncher()
     start = f"{time.time() + 4.0:.3f}"
-    receiver = _Program.start(launcher, RECEIVER, start, str(slot), str(len(bits)), signal.value)
-    sender = _Program.start(launcher, SENDER, start, str(slot), bits, signal.value)
-    processes = []
+    programs: list[_Program] = []
+    processes: list[subprocess.Popen[bytes]] = []
     try:
-        processes = [receiver.popen(), sender.popen()]
+        programs.append(
+            _Program.start(launcher, RECEIVER, start, str(slot), str(len(bits)), signal.value)
+        )
+        programs.append(_Program.start(launcher, SENDER, start, str(slot), bits, signal.value))
+        processes = [program.popen() for program in programs]
         timeout = 4.0 + slot * len(bits) + 60
         outputs = [process.communicate(timeout=timeout) for process in processes]
     finally:
         for process in processes:
             process.kill()
-        receiver.close()
-        sender.close()
+        for program in programs:  # a sandbox that started is cleaned up even if the other failed
+            program.close()
     for process, (_, stderr) in zip(processes, outputs, strict=True):
         if process.returncode != 0:
             raise RuntimeError(
