@@ -28,6 +28,7 @@ included (CPU time counted from the run's delivery).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -52,6 +53,14 @@ class Ticket:
     version: str
     device: str
     code_sha256: str
+
+    @staticmethod
+    def digest(code: str) -> str:
+        return hashlib.sha256(code.encode()).hexdigest()
+
+    def fits(self, version: object, code: str) -> bool:
+        """Whether a submission of ``code`` for ``version`` is this run's code."""
+        return str(version) == self.version and self.digest(code) == self.code_sha256
 
 
 def available_memory_mb(meminfo: Path = MEMINFO) -> int | None:

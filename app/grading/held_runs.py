@@ -13,7 +13,6 @@ held child go at once, instead of at the end of its time.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 
@@ -34,11 +33,7 @@ WATCH_SECONDS = 2.0
 def _continues(row: Submission, ticket: Ticket, process: str) -> bool:
     """Whether ``row`` may still be graded in the held child: a submission of the held
     code for the same version, queued or claimed by one of this process's workers."""
-    same_code = (
-        row.mode == Mode.SUBMIT
-        and str(row.problem_version_id) == ticket.version
-        and hashlib.sha256(row.code.encode()).hexdigest() == ticket.code_sha256
-    )
+    same_code = row.mode == Mode.SUBMIT and ticket.fits(row.problem_version_id, row.code)
     ours = row.status == SubmissionStatus.QUEUED or (
         row.status == SubmissionStatus.RUNNING and (row.lease_owner or "").startswith(f"{process}:")
     )

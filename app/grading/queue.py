@@ -27,7 +27,6 @@ worker's retry (or, once the lease expires, another worker) records both.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -40,6 +39,7 @@ from app.data import lti_scores
 from app.models import Regrade, RegradeItem, Submission, utcnow
 from app.vocabulary import SubmissionStatus
 from grader.child.verdicts import Mode
+from grader.parking import Ticket
 
 MAX_ATTEMPTS = 3
 
@@ -137,16 +137,7 @@ def _claim(
     return None
 
 
-@dataclass(frozen=True)
-class HeldCode:
-    """What a held run's child may grade (grader/parking.py ``Ticket``): a submission of
-    this code for this problem version."""
-
-    version: str
-    code_sha256: str
-
-
-def _held_submissions(session: Session, now: datetime, held: Mapping[int, HeldCode]) -> list[int]:
+def _held_submissions(session: Session, now: datetime, held: Mapping[int, Ticket]) -> list[int]:
     """The claimable submissions that a held run's child would grade: their learner's,
     of the held code for the held version."""
     rows = session.execute(
@@ -155,12 +146,7 @@ def _held_submissions(session: Session, now: datetime, held: Mapping[int, HeldCo
         .order_by(Submission.id)
         .limit(20)
     ).all()
-    return [
-        row.id
-        for row in rows
-        if str(row.problem_version_id) == held[row.user_id].version
-        and hashlib.sha256(row.code.encode()).hexdigest() == held[row.user_id].code_sha256
-    ]
+    return [row.id for row in rows if held[row.user_id].fits(row.problem_version_id, row.code)]
 
 
 def claim(
@@ -168,7 +154,7 @@ def claim(
     *,
     worker: str,
     lease_seconds: int,
-    first_of: Mapping[int, HeldCode] | None = None,
+    first_of: Mapping[int, Ticket] | None = None,
 ) -> Submission | None:
     """Claim the oldest claimable submission for `worker`, or None; ``first_of``: learners
     whose run this process holds, and for which code (grader/parking.py): a submission of

@@ -3,7 +3,6 @@ report (as JSON) whatever happens, so a worker always has a result to record."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import threading
@@ -95,7 +94,7 @@ class PoolGrader:
             owner=str(job.learner),
             version=str(job.version_id),
             device=device,
-            code_sha256=hashlib.sha256(job.code.encode()).hexdigest(),
+            code_sha256=Ticket.digest(job.code),
         )
         if job.mode == Mode.SUBMIT:
             parked = self.parking.take(ticket)

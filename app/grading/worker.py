@@ -35,6 +35,7 @@ from app.grading.runs import GradeFunction, PoolGrader, report_for
 from app.models import Regrade, RegradeItem, Submission
 from grader.judging.judge import SAMPLES_SEEN
 from grader.judging.report import CaseReport, GradeReport
+from grader.parking import Ticket
 from grader.running.cgroups import process_tag
 from grader.running.limits import refuse_unbounded_gpu_host, sandbox_limits
 from grader.running.log_context import grading_of
@@ -199,13 +200,12 @@ class EmbeddedWorkers:
             )
         return True
 
-    def _held_learners(self) -> dict[int, queue.HeldCode]:
+    def _held_learners(self) -> dict[int, Ticket]:
         """Learners whose passing run this process holds, and for which code."""
         if not isinstance(self.grader, PoolGrader):
             return {}
         return {
-            int(owner): queue.HeldCode(ticket.version, ticket.code_sha256)
-            for owner, (ticket, _since) in self.grader.parking.held().items()
+            int(owner): ticket for owner, (ticket, _since) in self.grader.parking.held().items()
         }
 
     def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:

@@ -3,8 +3,6 @@ for them (app/grading/held_runs.py), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import hashlib
-
 from app.core.db import session_scope
 from app.data import accounts
 from app.data import submissions as submission_data
@@ -36,7 +34,7 @@ def _submit(user_id: int, code: str = CODE, mode: str = "submit") -> int:
 
 
 def _held(user_id: int, run_id: int, version: int | None) -> dict[str, tuple[Ticket, int]]:
-    ticket = Ticket(str(user_id), str(version), "cpu", hashlib.sha256(CODE.encode()).hexdigest())
+    ticket = Ticket(str(user_id), str(version), "cpu", Ticket.digest(CODE))
     return {str(user_id): (ticket, run_id)}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 
 import pytest
@@ -13,6 +12,7 @@ from app.data import submissions as submission_data
 from app.errors import DomainError
 from app.grading import queue
 from app.models import Submission
+from grader.parking import Ticket
 
 
 def make_users_and_submissions(count: int, *, same_user: bool = False) -> list[int]:
@@ -55,8 +55,8 @@ def test_a_submission_of_a_held_runs_code_is_claimed_first(database: str) -> Non
         rows[2].code = "other code"  # a held learner's other code: not first
         session.commit()
         held = {
-            row.user_id: queue.HeldCode(
-                str(row.problem_version_id), hashlib.sha256(b"c").hexdigest()
+            row.user_id: Ticket(
+                str(row.user_id), str(row.problem_version_id), "cpu", Ticket.digest("c")
             )
             for row in rows[1:]
         }
