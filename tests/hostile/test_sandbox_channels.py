@@ -5,8 +5,8 @@ changes everything a sandbox can change in a random pattern of slots, a receiver
 everything a sandbox can read, every slot, and decodes the pattern from each number
 it saw. Through the machine's state (memory, files, locks, sockets, processes) it
 recovers nothing; a guard run with the view of /proc and the locked-memory limit
-taken away recovers the pattern from `meminfo` and `file-nr`, so the receiver is known
-to look. Through the CPU, what is left is the receiver's own speed: no file carries
+taken away recovers the pattern from `meminfo` and from the kernel's counts of files
+(`file-nr`, `inode-nr`, ...), so the receiver is known to look. Through the CPU, what is left is the receiver's own speed: no file carries
 it, and its rate is printed (docs/security.md, "Between two sandboxes").
 """
 
@@ -21,6 +21,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("ho
 
 # What a receiver measures of itself: how fast it runs (the CPU channel that remains).
 OWN_SPEED = {experiment.CPU_PROBE, "/proc/self/schedstat"}
+# The kernel's counts of open files, inodes and dentries. Each is one number that every
+# process on the machine moves, so under load (CI's other test workers) any single one
+# may drown; the sender's 400 files show in at least one of them.
+FILE_COUNTS = {
+    "/proc/sys/fs/file-nr",
+    "/proc/sys/fs/inode-nr",
+    "/proc/sys/fs/inode-state",
+    "/proc/sys/fs/dentry-state",
+}
 
 
 def test_the_machine_state_carries_nothing_from_one_sandbox_to_another() -> None:
@@ -42,7 +51,9 @@ def test_the_receiver_finds_the_pattern_where_the_view_is_taken_away(
 
     monkeypatch.setattr(sandbox, "rlimit_command", unlocked)
     found, refused, _ = experiment.measure(experiment.Signal.STATE, 16, 1.0)
-    assert {"/proc/meminfo", "/proc/sys/fs/file-nr"} <= {channel.source for channel in found}
+    sources = {channel.source for channel in found}
+    assert "/proc/meminfo" in sources
+    assert sources & FILE_COUNTS
     assert refused == []
 
 
