@@ -1,5 +1,5 @@
 """The platform's errors for people: each a one-sentence message and the HTTP status it
-means. Data functions raise them; app/error_handlers.py maps them to answers once (JSON under
+means. Data functions raise them; app/server/error_handlers.py maps them to answers once (JSON under
 /api/, a page otherwise); a page that shows the error beside its form catches it."""
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from app.core.db import migrate, session_scope
 from app.core.security import hash_password
 from app.data import accounts, assignments, catalog, courses
 from app.data.assignments import AssignmentSettings
-from app.main import create_app
 from app.models import CourseMember, Submission, User
+from app.server.main import create_app
 
 
 def seed(learners: int, max_submits: int) -> tuple[int, int]:

@@ -43,7 +43,6 @@ from app.core.db import migrate, session_scope
 from app.core.security import hash_password
 from app.data import accounts, api_tokens, assignments, catalog, courses
 from app.data.assignments import AssignmentSettings
-from app.main import create_app
 from app.models import CourseMember, Submission, User
 from app.reports.similarity import (
     COMMON_FRACTION,
@@ -52,6 +51,7 @@ from app.reports.similarity import (
     rank_pairs,
     shared_code,
 )
+from app.server.main import create_app
 from grader.config import PROJECT_ROOT
 
 METHODS = ("sum", "mean", "max", "min")

@@ -193,7 +193,7 @@ def main() -> None:
     server = Server(env, 0, log=home / "web.log")
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker", "--threads", "1"],
+            [sys.executable, "-m", "app.commands.cli", "worker", "--threads", "1"],
             env=env,
             stdout=(home / f"worker{n}.log").open("wb"),
             stderr=subprocess.STDOUT,

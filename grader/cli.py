@@ -1,4 +1,4 @@
-"""The grader's commands: grade, check, prepare, doctor, new (app/cli.py is the `jaxjudge`
+"""The grader's commands: grade, check, prepare, doctor, new (app/commands/cli.py is the `jaxjudge`
 entry point and adds the platform's: serve, worker, users, tokens, submit, ...).
 
 Exit status: 0 success (accepted / all problems pass), 1 failure (a verdict
@@ -200,7 +200,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def register(commands: Any) -> None:
-    """The grader's commands, into an argparse subparsers object (app/cli.py adds the
+    """The grader's commands, into an argparse subparsers object (app/commands/cli.py adds the
     platform's beside them for the `jaxjudge` entry point)."""
     grade = commands.add_parser("grade", help="grade a solution file against a problem")
     grade.add_argument("slug", help="problem slug, e.g. nnx-grad-accumulation")

@@ -184,7 +184,7 @@
     }
   }
   function pollDelay(waited) {
-    return waited < 3000 ? 100 : waited < 15000 ? 300 : 1000;  // ms; app/client.py polls alike
+    return waited < 3000 ? 100 : waited < 15000 ? 300 : 1000;  // ms; app/commands/client.py polls alike
   }
   document.getElementById("run").addEventListener("click", () => grade("run"));
   document.getElementById("submit").addEventListener("click", () => grade("submit"));

@@ -40,7 +40,7 @@ def documented_layers(package: str) -> list[set[str]]:
 
 
 def units(package: str) -> dict[str, list[Path]]:
-    """Each unit of a package (``app.core``, ``app.main``) with its source files."""
+    """Each unit of a package (``app.core``, ``app.server.main``) with its source files."""
     found: dict[str, list[Path]] = {}
     for path in sorted((PROJECT_ROOT / package).rglob("*.py")):
         parts = path.relative_to(PROJECT_ROOT).with_suffix("").parts

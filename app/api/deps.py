@@ -11,9 +11,9 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request, status
 
-from app.core.sessions import check_csrf
-from app.data import api_tokens
-from app.dependencies import SessionDep, session_user
+from app.core.request_db import SessionDep
+from app.core.sessions import browser_session_id, check_csrf
+from app.data import api_tokens, web_sessions
 from app.models import User
 
 
@@ -41,10 +41,11 @@ def current_user(
                 headers={"WWW-Authenticate": "Bearer"},
             )
         return user
-    if (found := session_user(request, session)) is not None:
+    found = web_sessions.find(session=session, sid=browser_session_id(request))
+    if found is not None:
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             check_csrf(request, x_csrf_token)
-        return found
+        return found[0]
     raise HTTPException(
         status.HTTP_401_UNAUTHORIZED,
         "Send 'Authorization: Bearer TOKEN'; create a token with `jaxjudge tokens create NAME`.",

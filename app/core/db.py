@@ -33,7 +33,7 @@ def pool_size() -> int:
 def make_engine(url: str) -> Engine:
     # A request that cannot get a connection (or, on SQLite, the write lock) within
     # database_wait_seconds fails with a TimeoutError/OperationalError that
-    # app/error_handlers.py answers 503 with Retry-After: the client tries again, nothing is lost.
+    # app/server/error_handlers.py answers 503 with Retry-After: the client tries again, nothing is lost.
     sizing: dict[str, Any] = {
         "pool_size": pool_size(),
         "max_overflow": 8,

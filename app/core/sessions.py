@@ -56,3 +56,12 @@ def check_csrf(request: Request, submitted: str | None) -> None:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "This form has expired; reload the page and try again."
         )
+
+
+def browser_session_id(request: Request) -> str | None:
+    """The id of the server-side session the browser's cookie names, if it names one
+    (app/data/web_sessions.py says whether it is live and whose)."""
+    if "session" not in request.scope:
+        return None
+    sid = request.session.get("sid")
+    return sid if isinstance(sid, str) else None

@@ -15,7 +15,6 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.course_schemas import RegradeChange
 from app.data import lti_scores
 from app.data.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.errors import ConflictError, NotFoundError
@@ -31,6 +30,7 @@ from app.models import (
     User,
     utcnow,
 )
+from app.schemas.courses import RegradeChange
 from app.vocabulary import CheckStatus, RegradeStatus, SubmissionStatus
 
 PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)

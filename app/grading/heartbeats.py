@@ -114,7 +114,7 @@ def live(session: Session) -> list[WorkerHeartbeat]:
 
 def database_writable(session: Session) -> None:
     """Write a row (raises what the database raises); the caller's commit of it is what
-    readiness means by writable (app/health.py)."""
+    readiness means by writable (app/server/health.py)."""
     row = session.get(ServiceCheck, "readyz")
     if row is None:
         session.add(ServiceCheck(name="readyz", checked_at=utcnow()))

@@ -1,6 +1,6 @@
 """What operators look at: the grading processes, the queue, and what is stuck. Read
 from the database, so it covers every worker on every machine (their heartbeats) and
-every web process; /metrics (app/metrics.py) and /admin/workers show it."""
+every web process; /metrics (app/server/metrics.py) and /admin/workers show it."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core.request_db import SessionDep
 from app.data import accounts, api_tokens, web_sessions
-from app.dependencies import SessionDep
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
 from app.web import client_download

@@ -11,9 +11,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.core import throttle
+from app.core.request_db import SessionDep
 from app.core.throttle import client_address
 from app.data import accounts, web_sessions
-from app.dependencies import SessionDep
 from app.errors import DomainError
 from app.models import User
 from app.web.guards import CsrfChecked, PageUser

@@ -10,8 +10,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from app.core.markdown import render_markdown
+from app.core.request_db import SessionDep
 from app.data import catalog
-from app.dependencies import SessionDep
 from app.errors import ConflictError, NotFoundError
 from app.grading import checks as authoring
 from app.models import ProblemRecord, ProblemVersion

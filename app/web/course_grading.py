@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, status
 from fastapi.responses import RedirectResponse, Response
 
+from app.core.request_db import SessionDep
 from app.data import comments
-from app.dependencies import SessionDep
 from app.errors import InvalidInputError
 from app.reports import hand_grading
 from app.web.guards import CourseStaff, CsrfChecked

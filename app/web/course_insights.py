@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core.request_db import SessionDep
 from app.data import assignments, catalog, comments, courses, overrides, quizzes, regrades
-from app.dependencies import SessionDep
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, User

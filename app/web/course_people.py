@@ -12,9 +12,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.core.csv_uploads import CSV_UPLOAD_BYTES, csv_text
+from app.core.request_db import SessionDep
 from app.data import assignments, extensions, members
 from app.data.courses import CourseAccess, members_of
-from app.dependencies import SessionDep
 from app.errors import DomainError, InvalidInputError
 from app.reports import gradebook
 from app.vocabulary import MemberRole

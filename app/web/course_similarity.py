@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core.request_db import SessionDep
 from app.data import assignments
-from app.dependencies import SessionDep
 from app.errors import NotFoundError
 from app.models import Submission
 from app.reports import similarity_runs

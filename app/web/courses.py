@@ -11,10 +11,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
 from app.core.downloads import csv_response
+from app.core.request_db import SessionDep
 from app.core.throttle import client_address
 from app.data import assignments, catalog, courses, members
 from app.data.assignments import AssignmentSettings, PastDueError
-from app.dependencies import SessionDep
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, export_ids, exports, gradebook

@@ -3,7 +3,7 @@
     def course_page(access: CourseMember) -> Response: ...
 
 `PageUser` is the signed-in user or None; `SignedInUser` sends everyone else to
-sign in (app/error_handlers.py turns `SignInRequiredError` into a redirect that comes back);
+sign in (app/server/error_handlers.py turns `SignInRequiredError` into a redirect that comes back);
 `Staff`, `Publisher` and `Admin` require an account role; `CourseMember` and
 `CourseStaff` (instructors and teaching assistants) and `CourseInstructor` resolve the path's ``course_id`` for a member (other courses do
 not exist for you: 404); `CsrfChecked` requires the form's ``csrf_token``.
@@ -16,10 +16,10 @@ from typing import Annotated
 
 from fastapi import Depends, Form, Request
 
-from app.core.sessions import check_csrf
-from app.data import courses
+from app.core.request_db import SessionDep
+from app.core.sessions import browser_session_id, check_csrf
+from app.data import courses, web_sessions
 from app.data.courses import CourseAccess
-from app.dependencies import SessionDep, session_user
 from app.errors import ForbiddenError
 from app.models import User
 from app.vocabulary import PREVIEW_ROLES, PUBLISH_ROLES, Role
@@ -38,10 +38,13 @@ class SignInRequiredError(Exception):
 
 
 def _optional_user(request: Request, session: SessionDep) -> User | None:
-    user = session_user(request, session)
-    # For an error page's header (app/error_handlers.py), after the session ends.
-    if user is not None:
-        request.state.viewer = Viewer(name=user.name, role=Role(user.role))
+    found = web_sessions.find(session=session, sid=browser_session_id(request))
+    if found is None:
+        return None
+    user, web_session = found
+    request.state.web_session_id = web_session.id  # the account page's "this browser"
+    # For an error page's header (app/server/error_handlers.py), after the session ends.
+    request.state.viewer = Viewer(name=user.name, role=Role(user.role))
     return user
 
 

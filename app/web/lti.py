@@ -35,8 +35,8 @@ from app.core import throttle
 from app.core.config import settings
 from app.core.db import session_scope
 from app.core.http_guards import partition
+from app.core.request_db import SessionDep
 from app.core.throttle import client_address
-from app.dependencies import SessionDep
 from app.lti import deep_linking, keys, launch, provisioning, registration, roster
 from app.lti.claims import DEEP_LINKING_REQUEST, Launch
 from app.lti.http import PlatformCallError

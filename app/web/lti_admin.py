@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.dependencies import SessionDep
+from app.core.request_db import SessionDep
 from app.errors import DomainError, InvalidInputError
 from app.lti import keys, outbox, platforms, registration, roster
 from app.lti import status as lms_status

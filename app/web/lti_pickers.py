@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from app.core.config import settings
 from app.core.http_guards import content_security_policy, frame_ancestors
+from app.core.request_db import SessionDep
 from app.data import assignments, catalog, courses
-from app.dependencies import SessionDep
 from app.lti import deep_linking, provisioning
 from app.lti.claims import DeepLinkingSettings, Launch
 from app.lti.launch import LaunchError

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from app.dependencies import SessionDep
+from app.core.request_db import SessionDep
 from app.grading import preparation
 from app.reports import operations
 from app.web.guards import Admin

@@ -11,9 +11,9 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core.markdown import highlight_css, render_markdown
+from app.core.request_db import SessionDep
 from app.data import catalog, comments, hints, progress, quizzes
 from app.data import submissions as submission_data
-from app.dependencies import SessionDep
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, User
 from app.reports import windows

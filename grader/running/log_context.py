@@ -4,7 +4,7 @@ worker that grades it, the supervisor and sandbox lines of its grading.
 The worker sets ``grading_of(submission_id)`` around a grading; everything logged in
 that thread meanwhile (grader/running/supervise.py, grader/running/pool.py, grader/grade.py) carries
 ``submission=N`` through ``SubmissionFilter``. Web requests log the id in their JSON
-line (app/http_stack.py)."""
+line (app/server/http_stack.py)."""
 
 from __future__ import annotations
 

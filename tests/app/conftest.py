@@ -13,7 +13,7 @@ from app.core import throttle
 from app.core.config import grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
-from app.main import create_app
+from app.server.main import create_app
 from grader.judging.samples import SampleView
 from grader.problems.problem import Problem, load_problem, problem_folders
 from tests.conftest import copy_problem

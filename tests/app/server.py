@@ -49,7 +49,7 @@ def server_env(tmp_path: Path) -> dict[str, str]:
 
 def jaxjudge(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "app.commands.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -72,7 +72,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "app.cli",
+                "app.commands.cli",
                 "serve",
                 "--port",
                 str(self.port),

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from app.core.config import settings
 from app.core.db import session_scope
 from app.grading.worker import EmbeddedWorkers
-from app.main import create_app
+from app.server.main import create_app
 from grader.child.verdicts import Mode, Verdict
 from grader.judging.report import CaseReport, GradeReport
 from grader.problems.problem import Problem
@@ -227,7 +227,7 @@ def test_a_created_submission_is_committed_before_the_answer(database: str) -> N
     from sqlalchemy import select
     from starlette.types import Message, Receive, Scope, Send
 
-    from app import dependencies as deps
+    from app.core import request_db as deps
     from app.models import Submission
 
     # FastAPI's default dependency scope would commit after the response is

@@ -30,9 +30,9 @@ from app.core.sessions import secret_key
 from app.data import accounts, api_tokens, assignments, catalog, courses, members, web_sessions
 from app.grading import checks as authoring
 from app.lti import platforms as lti_platforms
-from app.main import create_app
 from app.models import Course, Extension, Regrade, SimilarityReport, Submission, User
 from app.reports import similarity_runs
+from app.server.main import create_app
 from app.vocabulary import MemberRole
 from app.web import client_download
 from tests.app.conftest import BANK_SLUG

@@ -91,7 +91,7 @@ def test_snapshots_refuse_paths_that_leave_their_folder(tmp_path: Path) -> None:
 def test_the_sync_and_publish_commands(
     bank: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.cli import main
+    from app.commands.cli import main
 
     assert main(["sync"]) == 0
     assert "1 unchanged" in capsys.readouterr().out

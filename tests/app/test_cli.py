@@ -1,4 +1,4 @@
-"""The platform's commands (app/cli.py): `jaxjudge submit` against a failing server,
+"""The platform's commands (app/commands/cli.py): `jaxjudge submit` against a failing server,
 and the warnings `jaxjudge serve` gives."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.commands.cli import main
 
 
 def test_serving_beyond_loopback_without_secure_cookies_warns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from app.cli import serving_warnings
+    from app.commands.cli import serving_warnings
     from app.core.config import settings as web_settings
 
     monkeypatch.setattr(web_settings, "secure_cookies", False)
@@ -32,7 +32,7 @@ def test_serve_refuses_insecure_production_settings_in_one_line(
 ) -> None:
     from app.core.config import InsecureSettingsError
     from app.core.config import settings as web_settings
-    from app.main import create_app
+    from app.server.main import create_app
 
     monkeypatch.setattr(web_settings, "environment", "production")
     monkeypatch.setattr(web_settings, "secret_key", None)

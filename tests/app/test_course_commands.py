@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.server, pytest.mark.sandbox]
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "app.commands.cli", *args], env=env, capture_output=True, text=True
     )
 
 

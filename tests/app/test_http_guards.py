@@ -39,7 +39,7 @@ def test_lms_framing_is_allowed_only_to_the_configured_origins(
 ) -> None:
     """JAXJUDGE_LMS_FRAME_ORIGINS: those LMSs (and no one else) may frame the pages, and
     the session cookie is SameSite=None so that it comes back inside their frame."""
-    from app.main import create_app
+    from app.server.main import create_app
 
     monkeypatch.setattr(settings, "lms_frame_origins", "https://canvas.uni.example")
     monkeypatch.setattr(settings, "secure_cookies", True)

@@ -13,8 +13,8 @@ from app.core.config import settings
 from app.core.db import session_scope
 from app.data import accounts
 from app.data import submissions as submission_data
-from app.metrics import allowed
 from app.models import Submission, WorkerHeartbeat, utcnow
+from app.server.metrics import allowed
 from tests.app.conftest import sign_in
 
 TOKEN = "a-long-scrape-token"

@@ -40,7 +40,7 @@ def _worker(url: str, home: Path) -> subprocess.Popen[bytes]:
     }
     with (home / "worker.log").open("wb") as log:  # the child keeps its own copy
         return subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker", "--threads", "1"],
+            [sys.executable, "-m", "app.commands.cli", "worker", "--threads", "1"],
             env=env,
             cwd=home,
             stdout=log,

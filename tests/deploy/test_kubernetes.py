@@ -37,13 +37,13 @@ from kubernetes_validate.utils import all_versions  # type: ignore[import-untype
 from packaging.version import Version
 from sqlalchemy import create_engine, func, insert, select, text
 
-from app import cli as app_cli
+from app.commands import cli as app_cli
 from app.core.config import PROJECT_ROOT, WebSettings, settings
 from app.core.db import engine
 from app.grading import queue
-from app.health import readiness
-from app.health import router as health_router
 from app.models import RegradeItem, Submission, utcnow
+from app.server.health import readiness
+from app.server.health import router as health_router
 from app.vocabulary import SubmissionStatus
 from grader import cli as grader_cli
 from grader.config import GraderSettings

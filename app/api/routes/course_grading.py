@@ -7,7 +7,11 @@ from fastapi import APIRouter, status
 from sqlalchemy.orm import Session
 
 from app.api.routes.courses import Staff
-from app.course_schemas import (
+from app.core.request_db import SessionDep
+from app.data import assignments, comments, overrides
+from app.models import Course, SimilarityReport
+from app.reports import hand_grading, similarity_runs
+from app.schemas.courses import (
     CommentCreate,
     CommentPublic,
     CommentsPublic,
@@ -18,10 +22,6 @@ from app.course_schemas import (
     SimilarityPairPublic,
     SimilarityPublic,
 )
-from app.data import assignments, comments, overrides
-from app.dependencies import SessionDep
-from app.models import Course, SimilarityReport
-from app.reports import hand_grading, similarity_runs
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
 

@@ -9,7 +9,11 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.routes.courses import Instructor, Staff
 from app.core.csv_uploads import csv_text
-from app.course_schemas import (
+from app.core.request_db import SessionDep
+from app.data import extensions, members
+from app.models import Extension
+from app.reports import gradebook
+from app.schemas.courses import (
     ExtensionPublic,
     ExtensionsCreate,
     ExtensionsPublic,
@@ -17,10 +21,6 @@ from app.course_schemas import (
     MemberPublic,
     MemberUpdate,
 )
-from app.data import extensions, members
-from app.dependencies import SessionDep
-from app.models import Extension
-from app.reports import gradebook
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
 CSV_BODY = {"requestBody": {"content": {"text/csv": {"schema": {"type": "string"}}}}}

@@ -11,8 +11,16 @@ from fastapi import APIRouter, Depends, Request, Response, status
 
 from app.api.deps import CurrentUser
 from app.core.downloads import csv_response
+from app.core.request_db import SessionDep
 from app.core.throttle import client_address
-from app.course_schemas import (
+from app.data import assignments, catalog, comments, courses, members, overrides, regrades
+from app.data.assignments import AssignmentSettings
+from app.data.courses import CourseAccess
+from app.errors import NotFoundError
+from app.grading.notifications import announce_new_work
+from app.models import Course, Regrade, User
+from app.reports import exports, gradebook, timeline
+from app.schemas.courses import (
     AssignmentCreate,
     AssignmentPublic,
     CellPublic,
@@ -32,14 +40,6 @@ from app.course_schemas import (
     Timeline,
     TimelineEntryPublic,
 )
-from app.data import assignments, catalog, comments, courses, members, overrides, regrades
-from app.data.assignments import AssignmentSettings
-from app.data.courses import CourseAccess
-from app.dependencies import SessionDep
-from app.errors import NotFoundError
-from app.grading.notifications import announce_new_work
-from app.models import Course, Regrade, User
-from app.reports import exports, gradebook, timeline
 from app.vocabulary import STAFF_ROLES, MemberRole
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])

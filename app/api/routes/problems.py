@@ -7,9 +7,9 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from app.api.deps import CurrentUser
 from app.core.markdown import render_markdown
+from app.core.request_db import SessionDep
 from app.data import catalog, hints, progress
-from app.dependencies import SessionDep
-from app.schemas import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
+from app.schemas.learners import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])

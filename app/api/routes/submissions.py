@@ -20,14 +20,14 @@ from app.api import streams
 from app.api.deps import CurrentUser, current_user
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
+from app.core.request_db import SessionDep
 from app.data import catalog, comments
 from app.data import submissions as submission_data
-from app.dependencies import SessionDep
 from app.grading import queue
 from app.grading.doorbell import changes
 from app.grading.notifications import announce_new_work
 from app.models import Submission
-from app.schemas import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
+from app.schemas.learners import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
 from app.vocabulary import SubmissionStatus
 from grader.child.verdicts import Mode
 from grader.judging.feedback import learner_view
@@ -88,7 +88,9 @@ def create_submission(
         if earlier is None:
             raise
         return SubmissionCreated(id=earlier.id)
-    request.state.submission_id = submission.id  # in the request's log line (app/http_stack.py)
+    request.state.submission_id = (
+        submission.id
+    )  # in the request's log line (app/server/http_stack.py)
     announce_new_work()
     return SubmissionCreated(id=submission.id)
 

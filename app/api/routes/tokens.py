@@ -6,9 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 
 from app.api.deps import BrowserUser, CurrentUser
+from app.core.request_db import SessionDep
 from app.data import api_tokens
-from app.dependencies import SessionDep
-from app.schemas import TokenCreate, TokenCreated, TokenPublic, TokensPublic
+from app.schemas.learners import TokenCreate, TokenCreated, TokenPublic, TokensPublic
 
 router = APIRouter(prefix="/api/tokens", tags=["tokens"])
 

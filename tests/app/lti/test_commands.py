@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.cli import main
+from app.commands.cli import main
 from app.core.db import session_scope
 from app.lti import keys, registration
 from tests.lti_platform import CLIENT_ID

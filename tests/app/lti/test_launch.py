@@ -331,7 +331,7 @@ def test_behind_tls_the_state_cookie_crosses_sites_and_nothing_else_reads_it(
 ) -> None:
     """The launch's form post comes from the LMS's site: the state cookie must be
     SameSite=None (so Secure), and it is HttpOnly, for /lti/ only, for ten minutes."""
-    from app.main import create_app
+    from app.server.main import create_app
 
     with TestClient(create_app(workers=0, prepare=False), base_url="https://testserver") as app:
         answer = app.get("/lti/login", params=platform.initiation(ADA), follow_redirects=False)

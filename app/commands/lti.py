@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import Any
 
-from app.client import CommandError
+from app.commands.client import CommandError
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

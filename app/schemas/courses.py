@@ -1,5 +1,5 @@
 """Request and response models of the instructor's JSON API (app/api/routes/courses.py),
-named by direction like app/schemas.py."""
+named by direction like app/schemas/learners.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What operators and orchestrators ask: /healthz (the process answers), /readyz (the
-database takes a write and a warm worker reported in) and /metrics (app/metrics.py)."""
+database takes a write and a warm worker reported in) and /metrics (app/server/metrics.py)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def readyz() -> JSONResponse:
 
 @router.get("/metrics", include_in_schema=False)
 def metrics(request: Request) -> Response:
-    """Prometheus' view of the queue, the verdicts and every worker (app/metrics.py)."""
-    from app import metrics as prometheus  # at the first scrape, not at every start
+    """Prometheus' view of the queue, the verdicts and every worker (app/server/metrics.py)."""
+    from app.server import metrics as prometheus  # at the first scrape, not at every start
 
     if not prometheus.allowed(
         token=settings.metrics_token,

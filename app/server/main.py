@@ -1,17 +1,18 @@
 """The FastAPI application: the API's and the pages' routers, health and metrics, static
-files, middleware (app/http_stack.py), error answers (app/error_handlers.py) and what
-starts with the server (app/startup.py)."""
+files, middleware (app/server/http_stack.py), error answers (app/server/error_handlers.py) and what
+starts with the server (app/server/startup.py)."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app import api, health, web
+from app import api, web
 from app.core.config import PROJECT_ROOT, settings
-from app.error_handlers import install_error_handlers
-from app.http_stack import install_middleware
-from app.startup import lifespan
+from app.server import health
+from app.server.error_handlers import install_error_handlers
+from app.server.http_stack import install_middleware
+from app.server.startup import lifespan
 
 
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:

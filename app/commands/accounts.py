@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from app.client import CommandError
+from app.commands.client import CommandError
 from app.vocabulary import Role
 
 EXIT_OK = 0

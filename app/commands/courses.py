@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from app.client import ApiClient, CommandError
+from app.commands.client import ApiClient, CommandError
 
 EXIT_OK = 0
 

@@ -1,5 +1,5 @@
 """The `jaxjudge` entry point: the grader's commands (grader/cli.py), the platform's
-(serve, worker, sync, publish, submit), and accounts (app/account_commands.py)."""
+(serve, worker, sync, publish, submit), and accounts (app/commands/accounts.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from app.client import CommandError
+from app.commands.client import CommandError
 from grader.child.verdicts import Mode, Verdict
 from grader.running import log_context
 
@@ -25,7 +25,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.core.config import InsecureSettingsError, grader_settings, settings
-    from app.main import create_app
+    from app.server.main import create_app
 
     try:
         settings.check_for_production()
@@ -209,7 +209,7 @@ def register(commands: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `jaxjudge` command: the grader's commands and the platform's."""
-    from app import account_commands, course_commands, lti_commands, runtime_commands
+    from app.commands import accounts, courses, lti, runtime
     from grader import cli as grader_cli
 
     parser = argparse.ArgumentParser(
@@ -218,10 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     grader_cli.register(commands)
     register(commands)
-    account_commands.register(commands)
-    course_commands.register(commands)
-    lti_commands.register(commands)
-    runtime_commands.register(commands)
+    accounts.register(commands)
+    courses.register(commands)
+    lti.register(commands)
+    runtime.register(commands)
     return grader_cli.run(parser, argv, CommandError)
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.client import CommandError
+from app.commands.client import CommandError
 
 EXIT_OK = 0
 EXIT_CHANGED = 1

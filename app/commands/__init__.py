@@ -1,0 +1,1 @@
+"""The `jaxjudge` command line: its entry point and its command groups."""
