@@ -22,12 +22,11 @@ from grader import calibration, expected
 from grader.cases import case_key, in_regime, load_cases, same_value
 from grader.child.verdicts import Verdict, headline
 from grader.errors import ProblemError
-from grader.grade import grade
+from grader.grade import grade, grade_reference
 from grader.judging.trees import compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import leftover_todos
-from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
 
 SEPARATION = 10.0
 MIN_MISTAKES = 4
@@ -265,19 +264,8 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
         result.timings["reference and mistakes"] = trusted.seconds
     _check_mistakes(problem, trusted, result, device)
 
-    # The reference graded as a submission, with no CPU limit: its CPU time calibrates
-    # the problem's limits on this machine (grader/calibration.py).
-    wall = max(
-        problem.config.limits.wall_seconds, BACKSTOP_FACTOR * problem.config.limits.cpu_seconds
-    )
-    reference_report = grade(
-        problem,
-        problem.reference_source,
-        device=device,
-        trusted=trusted,
-        variant=0,
-        limits=TimeLimits(None, 2 * wall),
-    )
+    # The run calibration measures (grade_reference), kept here for its report too.
+    reference_report = grade_reference(problem, device, trusted=trusted)
     if reference_report.accepted and reference_report.cpu_seconds is not None:
         limits = calibration.store(problem, device, reference_report.cpu_seconds).limits(problem)
         result.notes.append(

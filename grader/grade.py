@@ -274,19 +274,20 @@ def grade(
     return report
 
 
-def measure_reference(
+def grade_reference(
     problem: Problem,
     device: str,
     *,
     runner: Runner | None = None,
     trusted: TrustedOutputs | None = None,
-) -> float | None:
-    """The reference's CPU seconds graded as a submission (no CPU limit; a generous wall
-    clock), or None when it is not accepted: what calibration multiplies."""
+) -> GradeReport:
+    """The reference graded as a submission on variant 0, with no CPU limit and a
+    generous wall clock: the run calibration measures (grader/calibration.py) and
+    `jaxjudge check` inspects."""
     wall = max(
         problem.config.limits.wall_seconds, BACKSTOP_FACTOR * problem.config.limits.cpu_seconds
     )
-    report = grade(
+    return grade(
         problem,
         problem.reference_source,
         device=device,
@@ -295,6 +296,18 @@ def measure_reference(
         variant=0,
         limits=TimeLimits(None, 2 * wall),
     )
+
+
+def measure_reference(
+    problem: Problem,
+    device: str,
+    *,
+    runner: Runner | None = None,
+    trusted: TrustedOutputs | None = None,
+) -> float | None:
+    """The reference's CPU seconds graded as a submission (``grade_reference``), or None
+    when it is not accepted: what calibration multiplies."""
+    report = grade_reference(problem, device, runner=runner, trusted=trusted)
     return report.cpu_seconds if report.accepted else None
 
 

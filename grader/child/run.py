@@ -17,8 +17,11 @@ Nothing in this process ever holds expected outputs or the reference (unless
 the job is a trusted run of the reference itself), so there is nothing to
 peek at. Its frames are data, never verdicts: the parent decides.
 
-Longer than most modules on purpose: the sandbox mounts this package (grader/child/)
-and nothing else of the project, and every module added to it is one more to audit.
+The job loop and what it needs of its own (tracebacks, conversion, compiling by
+shape group, the cases); what both sides share is grader/child/protocol.py and
+grader/child/verdicts.py, the warm-up grader/child/warmup.py. The sandbox mounts this
+package and nothing else of the project: tests/grader/child/test_package.py holds its
+imports to itself, the standard library and the runtime.
 """
 
 from __future__ import annotations
