@@ -10,6 +10,9 @@ determinism across runs); the starter is not accepted; and on *every* variant
 every mistake is rejected by at least one hidden case where it sits at least
 ``SEPARATION`` tolerances away from the reference, or by the problem's structure
 or memory requirements (grader/judging/requirements.py; the reference, graded, meets them).
+
+The web platform runs this check for authors in the background and keeps its report
+with the version (app/grading/author_checks.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import asyncio
 import json
 import re
 
-from app.core.http_guards import ASGIApp, Receive, Scope, Send
+from app.core.body_limits_and_headers import ASGIApp, Receive, Scope, Send
 
 SKIP = ("/healthz", "/static/")
 STREAM = re.compile(r"/api/submissions/\d+/events")

@@ -1,6 +1,6 @@
 """CSV files instructors upload (extensions, student ids), for pages and API alike:
-their size bound, which the body limit (app/core/http_guards.py) enforces before
-they are read, their decoding, and their rows with the lines they stand on."""
+their size bound, which the body limit (app/core/body_limits_and_headers.py) enforces
+before they are read, their decoding, and their rows with the lines they stand on."""
 
 from __future__ import annotations
 

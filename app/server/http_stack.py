@@ -1,6 +1,6 @@
 """The middleware every request passes through, outermost last: the browser session, the
 request log line, then the body limit, admission, security headers and partitioned
-cookies (app/core/http_guards.py, app/core/admission.py)."""
+cookies (app/core/body_limits_and_headers.py, app/core/admission.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.admission import Admission
+from app.core.body_limits_and_headers import BodyLimit, PartitionedCookies, SecurityHeaders
 from app.core.config import grader_settings, settings
 from app.core.csv_uploads import CSV_UPLOAD_BYTES
-from app.core.http_guards import BodyLimit, PartitionedCookies, SecurityHeaders
 from app.core.sessions import secret_key
 from app.data import web_sessions
 

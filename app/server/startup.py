@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.data import catalog, usage
-from app.grading import checks as authoring
+from app.grading import author_checks
 from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox as lti_outbox
@@ -23,7 +23,7 @@ from app.lti import outbox as lti_outbox
 def _sync_problems() -> None:
     """Record changed problem folders as versions (the live ones stay live)."""
     with session_scope() as session:
-        authoring.forget_interrupted_checks(session)
+        author_checks.forget_interrupted_checks(session)
         for line in catalog.sync(session).lines():
             logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 

@@ -1,4 +1,5 @@
-"""The server-rendered pages: one router gathering each resource's."""
+"""The server-rendered pages: one router gathering each resource's. (The top-level web/ is
+not Python: the editor bundle's JavaScript source, built into static/editor.js.)"""
 
 from fastapi import APIRouter
 

@@ -13,7 +13,7 @@ from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog
 from app.errors import ConflictError, NotFoundError
-from app.grading import checks as authoring
+from app.grading import author_checks
 from app.models import ProblemRecord, ProblemVersion
 from app.vocabulary import PUBLISH_ROLES, CheckStatus
 from app.web.guards import CsrfChecked, Publisher, Staff
@@ -90,9 +90,9 @@ def start_check(
     _csrf: CsrfChecked,
 ) -> Response:
     version = _version(session, slug, number)
-    if authoring.request_check(session, version=version):
+    if author_checks.request_check(session, version=version):
         session.commit()  # "running" stored before the check can store its result
-        authoring.start_check(version.id)
+        author_checks.start_check(version.id)
     return _to_preview(version)
 
 

@@ -1,4 +1,6 @@
-"""Who may see a page, as dependencies a route declares in its signature.
+"""Who may see a page, as dependencies a route declares in its signature (what guards
+every request before any route, body limits and security headers, is
+app/core/body_limits_and_headers.py).
 
     def course_page(access: CourseMember) -> Response: ...
 

@@ -32,9 +32,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core import throttle
+from app.core.body_limits_and_headers import partition
 from app.core.config import settings
 from app.core.db import session_scope
-from app.core.http_guards import partition
 from app.core.request_db import SessionDep
 from app.core.throttle import client_address
 from app.lti import deep_linking, keys, launch, provisioning, registration, roster

@@ -8,8 +8,8 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import Response
 
+from app.core.body_limits_and_headers import content_security_policy
 from app.core.config import settings
-from app.core.http_guards import content_security_policy
 from app.web.render import page
 
 # Pages a launch answers with may be shown in the LMS's frame; they hold no action

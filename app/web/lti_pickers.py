@@ -14,8 +14,8 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app.core.body_limits_and_headers import content_security_policy, frame_ancestors
 from app.core.config import settings
-from app.core.http_guards import content_security_policy, frame_ancestors
 from app.core.request_db import SessionDep
 from app.data import assignments, catalog, courses
 from app.lti import deep_linking, provisioning

@@ -28,7 +28,7 @@ from sqlalchemy import delete
 from app.core.db import session_scope
 from app.core.sessions import secret_key
 from app.data import accounts, api_tokens, assignments, catalog, courses, members, web_sessions
-from app.grading import checks as authoring
+from app.grading import author_checks
 from app.lti import platforms as lti_platforms
 from app.models import Course, Extension, Regrade, SimilarityReport, Submission, User
 from app.reports import similarity_runs
@@ -244,7 +244,7 @@ def session_cookie(sid: str, csrf: str) -> str:
 
 @pytest.fixture
 def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
-    monkeypatch.setattr(authoring, "request_check", lambda *args, **kwargs: None)  # no JAX here
+    monkeypatch.setattr(author_checks, "request_check", lambda *args, **kwargs: None)  # no JAX here
     monkeypatch.setattr(similarity_runs, "launch", lambda report_id: None)  # no thread either
     ids: dict[str, int] = {}
     bearer: dict[str, str] = {}

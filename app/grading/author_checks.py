@@ -1,5 +1,6 @@
-"""Authors' checks of a synced version: `jaxjudge check` run in the background on
-the version's snapshot, its report stored with the version for the preview page."""
+"""Authors' checks of a synced version: `jaxjudge check` (grader/check.py, which this
+module only runs) in the background on the version's snapshot, its report stored with
+the version for the preview page."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Security headers on every answer, request bodies bounded before they are read, and
-text that is not valid Unicode refused with a message (app/core/http_guards.py)."""
+text that is not valid Unicode refused with a message (app/core/body_limits_and_headers.py)."""
 
 from __future__ import annotations
 

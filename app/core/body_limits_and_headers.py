@@ -1,5 +1,7 @@
-"""ASGI guards around the whole app: request bodies bounded before they are read,
-security headers on every response, and (for LMS frames) partitioned cookies.
+"""ASGI wrappers around the whole app: request bodies bounded before they are read,
+security headers on every response, and (for LMS frames) partitioned cookies. They
+know no user or route; who may see a page is app/web/guards.py, who may call the API
+app/api/deps.py.
 
 Bodies: a request whose Content-Length is over its route's limit is answered
 413 at once, unread; a body sent without a length (chunked) is counted as it
