@@ -15,6 +15,7 @@ from sqlalchemy import case, delete, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from app.data import catalog
+from app.errors import NotFoundError
 from app.models import ProblemMark, Submission, User
 from grader.child.verdicts import Mode, Verdict
 from grader.problems.problem import Problem
@@ -56,20 +57,18 @@ def marked(*, session: Session, user: User) -> set[str]:
     return _state(session, user)[1]
 
 
-def mark(*, session: Session, user: User, problem: str) -> None:
-    """Mark ``problem`` complete (again: no change)."""
-    exists = session.scalar(
-        select(ProblemMark.id).where(ProblemMark.user_id == user.id, ProblemMark.problem == problem)
-    )
-    if exists is None:
+def set_marked(*, session: Session, user: User, problem: str, marked: bool) -> None:
+    """Mark a published ``problem`` complete, or take the mark back (either again: no
+    change), for the page's form and the API alike. A problem that is not published is
+    NotFoundError, and nothing is recorded."""
+    if catalog.live_problem(session=session, slug=problem) is None:
+        raise NotFoundError(f"No problem {problem!r}.")
+    theirs = (ProblemMark.user_id == user.id, ProblemMark.problem == problem)
+    if not marked:
+        session.execute(delete(ProblemMark).where(*theirs))
+    elif session.scalar(select(ProblemMark.id).where(*theirs)) is None:
         session.add(ProblemMark(user_id=user.id, problem=problem))
         session.flush()
-
-
-def unmark(*, session: Session, user: User, problem: str) -> None:
-    session.execute(
-        delete(ProblemMark).where(ProblemMark.user_id == user.id, ProblemMark.problem == problem)
-    )
 
 
 @dataclass(frozen=True)

@@ -65,30 +65,25 @@ def _back_to(next_path: str | None, slug: str) -> RedirectResponse:
     return RedirectResponse(target, status_code=status.HTTP_303_SEE_OTHER)
 
 
-@router.post("/problems/{slug}/complete")
-def mark_complete(
+# What the mark form (templates/_mark.html) posts to: /problems/{slug}/complete or
+# /problems/{slug}/incomplete.
+_MARKINGS = {"complete": True, "incomplete": False}
+
+
+@router.post("/problems/{slug}/{marking}")
+def set_marked(
     slug: str,
+    marking: str,
     session: SessionDep,
     user: SignedInUser,
     _csrf: CsrfChecked,
     next_path: Annotated[str | None, Form(alias="next")] = None,
 ) -> Response:
-    """Mark a problem complete (skipped or reviewed); solved stays apart."""
-    _live_or_404(session, slug)
-    progress.mark(session=session, user=user, problem=slug)
-    return _back_to(next_path, slug)
-
-
-@router.post("/problems/{slug}/incomplete")
-def unmark_complete(
-    slug: str,
-    session: SessionDep,
-    user: SignedInUser,
-    _csrf: CsrfChecked,
-    next_path: Annotated[str | None, Form(alias="next")] = None,
-) -> Response:
-    _live_or_404(session, slug)
-    progress.unmark(session=session, user=user, problem=slug)
+    """Mark a problem complete (skipped or reviewed; solved stays apart), or take the
+    mark back (``incomplete``)."""
+    if marking not in _MARKINGS:
+        raise NotFoundError(f"No {marking!r} for a problem: complete or incomplete.")
+    progress.set_marked(session=session, user=user, problem=slug, marked=_MARKINGS[marking])
     return _back_to(next_path, slug)
 
 

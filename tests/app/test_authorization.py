@@ -142,8 +142,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /problems/{slug}/history": signed_in(),
     "GET /problems/{slug}/track-progress": signed_in(),
     "POST /problems/{slug}/quiz/{question_id}": signed_in(),
-    "POST /problems/{slug}/complete": signed_in(),
-    "POST /problems/{slug}/incomplete": signed_in(),
+    "POST /problems/{slug}/{marking}": signed_in(),
     "GET /tracks/{track}": signed_in(),
     # Unlocked by an accepted submission, which nobody here has.
     "GET /problems/{slug}/walkthrough": signed_in(**dict.fromkeys(ACTIVE, "forbidden")),
@@ -332,6 +331,7 @@ PARAMS = {
     "slug": BANK_SLUG,
     "number": "1",
     "action": "enable",
+    "marking": "complete",
     "decision": "discard",
     "question_id": "why-scan",
     "track": "gradient-accumulation",

@@ -112,6 +112,14 @@ def test_marking_an_unknown_problem_is_404_and_records_nothing(browser: TestClie
     assert answer.status_code == 404
 
 
+def test_a_problem_has_no_marking_but_complete_and_incomplete(browser: TestClient) -> None:
+    csrf = sign_in(browser, "ada")
+    answer = browser.post(f"/problems/{GA[2]}/finished", data={"csrf_token": csrf})
+    assert answer.status_code == 404
+    page = browser.get(f"/problems/{GA[2]}").text
+    assert f'action="/problems/{GA[2]}/complete"' in page  # still unmarked
+
+
 def test_the_api_reports_and_changes_the_callers_progress(browser: TestClient) -> None:
     auth = token_for("bob")
     listed = {p["slug"]: p for p in browser.get("/api/problems", headers=auth).json()["data"]}

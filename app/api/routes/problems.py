@@ -52,24 +52,17 @@ def list_tracks(user: CurrentUser, session: SessionDep) -> TracksPublic:
     )
 
 
-def _require_live(session: SessionDep, slug: str) -> None:
-    if catalog.live_problem(session, slug) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {slug!r}.")
-
-
 @router.put("/{slug}/complete", status_code=status.HTTP_204_NO_CONTENT)
 def mark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Response:
     """Mark a problem complete (skipped or reviewed); solved stays apart. Idempotent."""
-    _require_live(session, slug)
-    progress.mark(session=session, user=user, problem=slug)
+    progress.set_marked(session=session, user=user, problem=slug, marked=True)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.delete("/{slug}/complete", status_code=status.HTTP_204_NO_CONTENT)
 def unmark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Response:
     """Take the mark back. Idempotent."""
-    _require_live(session, slug)
-    progress.unmark(session=session, user=user, problem=slug)
+    progress.set_marked(session=session, user=user, problem=slug, marked=False)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
