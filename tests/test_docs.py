@@ -1,6 +1,7 @@
 """The documentation's module map matches the tree: every module is named in
-docs/architecture.md by its full path, and every source path the docs or a module
-names exists. (tests/test_layering.py holds the code to the docs' layer lists.)"""
+docs/architecture.md by its full path, every source path the docs or a module names
+exists, and so does every file or folder the docs and the READMEs name.
+(tests/test_layering.py holds the code to the docs' layer lists.)"""
 
 from __future__ import annotations
 
@@ -38,6 +39,29 @@ def test_every_source_path_the_docs_and_docstrings_name_exists() -> None:
         named |= set(re.findall(r"\b((?:app|grader|tests)/[\w/]+\.py)\b", doc.read_text()))
     assert named, "the docs name no source file at all"
     assert sorted(path for path in named if not (PROJECT_ROOT / path).is_file()) == []
+
+
+# A path in the repository: one of its top-level folders, then a file with its extension
+# or a folder with its slash. Not after a slash (URLs, /static/...), not a placeholder
+# (`test_<module>.py`), not a Kubernetes name (deploy/jaxjudge-web).
+TOP_LEVEL = (
+    "app|grader|tests|bench|clients|deploy|docs|migrations|problems|reference_solutions"
+    "|static|templates|web"
+)
+PROJECT_PATH = re.compile(
+    rf"(?<![\w/.-])((?:{TOP_LEVEL})/(?:[\w.-]+/)*(?:[\w-]+(?:\.\w+)+)?)(?![\w/-])"
+)
+READMES = sorted(PROJECT_ROOT.glob("*/README.md")) + sorted(PROJECT_ROOT.glob("tests/*/README.md"))
+EXAMPLE = "my-problem"  # the authoring guide's example problem, which no checkout holds
+
+
+def test_every_project_path_the_docs_and_readmes_name_exists() -> None:
+    """Folders and files of any kind (templates, scripts, deploy files), not only modules:
+    a renamed file leaves no stale path in a guide."""
+    named = {path for doc in DOCS + READMES for path in PROJECT_PATH.findall(doc.read_text())}
+    assert len(named) > 100, "the pattern stopped finding the docs' paths"
+    stale = sorted(p for p in named if EXAMPLE not in p and not (PROJECT_ROOT / p).exists())
+    assert stale == []
 
 
 def test_the_readme_and_the_authoring_guide_list_every_problem() -> None:
