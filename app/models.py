@@ -7,7 +7,15 @@ from datetime import UTC, datetime
 from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from app.vocabulary import CheckStatus, LatePolicy, RegradeStatus, Role, SubmissionStatus
+from app.vocabulary import (
+    CheckStatus,
+    LatePolicy,
+    OutboxStatus,
+    RegradeStatus,
+    Role,
+    SimilarityStatus,
+    SubmissionStatus,
+)
 
 
 def utcnow() -> datetime:
@@ -302,8 +310,8 @@ class SimilarityReport(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
     problem: Mapped[str] = mapped_column(String(100))
-    scope: Mapped[str] = mapped_column(String(16))  # accepted | final
-    status: Mapped[str] = mapped_column(String(16), default="running")  # running | ready | failed
+    scope: Mapped[str] = mapped_column(String(16))  # a SimilarityScope
+    status: Mapped[str] = mapped_column(String(16), default=SimilarityStatus.RUNNING)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -379,7 +387,7 @@ class Regrade(Base):
     status: Mapped[str] = mapped_column(String(16), default=RegradeStatus.RUNNING)
     # running | ready | applied | discarded
     decided_at: Mapped[datetime | None] = mapped_column(default=None)
-    scope: Mapped[str | None] = mapped_column(String(16), default=None)  # course | platform
+    scope: Mapped[str | None] = mapped_column(String(16), default=None)  # a RegradeScope
 
 
 class CourseVerdict(Base):
@@ -613,7 +621,7 @@ class LtiScore(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     link_id: Mapped[int] = mapped_column(ForeignKey("lti_resource_links.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(8), default="pending")  # pending | sent | failed
+    status: Mapped[str] = mapped_column(String(8), default=OutboxStatus.PENDING)
     attempts: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
     changed_at: Mapped[datetime] = mapped_column(default=utcnow)

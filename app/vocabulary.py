@@ -1,5 +1,7 @@
 """The platform's words, each said once: a submission's status, an account's role, a
-course member's role, a version's check status, a regrade's status and scope.
+course member's role, a version's check status, a regrade's status and scope, a
+learner's progress on a problem, a grade-book cell's status, an LMS grade's place in
+the outbox, and a similarity report's status and scope.
 
 Stored as their string values (the columns are strings); compared and assigned as
 these members. The verdicts are the grader's (grader/child/verdicts.py).
@@ -59,8 +61,51 @@ class RegradeStatus(StrEnum):
 
 
 class RegradeScope(StrEnum):
+    """Where an applied regrade's verdicts hold (app/data/regrades.py)."""
+
     COURSE = "course"  # only the course that ran it sees the new verdicts
     PLATFORM = "platform"  # the submissions themselves changed
+
+
+class ProgressStatus(StrEnum):
+    """A problem as the learner's own submits leave it, any course aside
+    (app/data/progress.py); marking it complete is kept apart."""
+
+    SOLVED = "solved"  # an accepted submit
+    ATTEMPTED = "attempted"  # submitted, nothing accepted
+    UNSEEN = "unseen"  # never submitted
+
+
+class GradeStatus(StrEnum):
+    """A learner on an assigned problem as the course counts it (app/reports/gradebook.py)."""
+
+    SOLVED = "solved"
+    LATE = "late"  # solved, only late
+    ATTEMPTED = "attempted"
+    NOT_STARTED = "not started"  # no submit that counts
+
+
+class OutboxStatus(StrEnum):
+    """A learner's grade in the LMS grade-book outbox (app/lti/outbox.py)."""
+
+    PENDING = "pending"  # to be sent (again): armed, or retried after a failure
+    SENT = "sent"
+    FAILED = "failed"  # given up on: the platform refused, or too many tries
+
+
+class SimilarityStatus(StrEnum):
+    """A similarity report's (app/reports/similarity_runs.py)."""
+
+    RUNNING = "running"
+    READY = "ready"
+    FAILED = "failed"  # stored with its error, or still running after its server stopped
+
+
+class SimilarityScope(StrEnum):
+    """Which submit of each learner a similarity report compares."""
+
+    ACCEPTED = "accepted"  # their latest accepted one in the window
+    FINAL = "final"  # their latest one in the window, whatever its verdict
 
 
 PREVIEW_ROLES = (Role.AUTHOR, Role.INSTRUCTOR, Role.ADMIN)

@@ -70,6 +70,9 @@
     line.querySelector(".elapsed").textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
   }
   // The problem's status line follows the submits without a reload (app/data/progress.py).
+  // The words compared in this file are the server's, spelled as their values: a
+  // ProgressStatus ("solved", "attempted") and a SubmissionStatus ("queued", "done") of
+  // app/vocabulary.py, and a Verdict ("accepted") of grader/child/verdicts.py.
   function setStatus(status) {
     const shown = document.querySelector(".meta .status");
     if (!shown || shown.textContent === "solved") return;

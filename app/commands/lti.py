@@ -106,6 +106,7 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
 def cmd_resend(args: argparse.Namespace) -> int:
     from app.core.db import migrate, session_scope
     from app.lti import outbox, status
+    from app.vocabulary import OutboxStatus
 
     migrate()
     with session_scope() as session:
@@ -114,7 +115,7 @@ def cmd_resend(args: argparse.Namespace) -> int:
     with session_scope() as session:
         counts = status.counts(session)
     print(f"{armed} re-armed, {sent} sent now; outbox: {counts}")
-    return EXIT_OK if counts.get("failed", 0) == 0 else EXIT_FAILED
+    return EXIT_OK if counts.get(OutboxStatus.FAILED, 0) == 0 else EXIT_FAILED
 
 
 def register(commands: Any) -> None:

@@ -17,15 +17,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import CourseMember, LtiContext, LtiResourceLink, LtiScore, utcnow
-from app.vocabulary import MemberRole
-
-PENDING, SENT, FAILED = "pending", "sent", "failed"
+from app.vocabulary import MemberRole, OutboxStatus
 
 
 def arm(session: Session, *, link_id: int, user_id: int) -> None:
     """Set the (link, learner) row to be sent now, making it if it is the first."""
     now = utcnow()
-    values = {"status": PENDING, "attempts": 0, "next_attempt_at": now, "changed_at": now}
+    values = {
+        "status": OutboxStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "changed_at": now,
+    }
     where = (LtiScore.link_id == link_id) & (LtiScore.user_id == user_id)
     if getattr(session.execute(update(LtiScore).where(where).values(**values)), "rowcount", 0):
         return
@@ -44,7 +47,12 @@ def arm_all(session: Session, *, link_id: int, user_ids: list[int]) -> None:
     if not user_ids:
         return
     now = utcnow()
-    values = {"status": PENDING, "attempts": 0, "next_attempt_at": now, "changed_at": now}
+    values = {
+        "status": OutboxStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "changed_at": now,
+    }
     mine = (LtiScore.link_id == link_id) & LtiScore.user_id.in_(user_ids)
     session.execute(
         update(LtiScore).where(mine).values(**values).execution_options(synchronize_session=False)

@@ -17,16 +17,14 @@ from sqlalchemy.orm import Session
 from app.data import catalog
 from app.errors import NotFoundError
 from app.models import ProblemMark, Submission, User
+from app.vocabulary import ProgressStatus
 from grader.child.verdicts import Mode, Verdict
 from grader.problems.problem import Problem
-
-SOLVED, ATTEMPTED, UNSEEN = "solved", "attempted", "unseen"
-
 
 _MARKED, _ATTEMPTED, _SOLVED = 0, 1, 2
 
 
-def _state(session: Session, user: User) -> tuple[dict[str, str], set[str]]:
+def _state(session: Session, user: User) -> tuple[dict[str, ProgressStatus], set[str]]:
     """Statuses and marks in one query, one row per problem the learner touched (not one
     per submission): the problem list asks on every request."""
     submits = (
@@ -38,17 +36,17 @@ def _state(session: Session, user: User) -> tuple[dict[str, str], set[str]]:
         .group_by(Submission.problem)
     )
     marks = select(ProblemMark.problem, literal(_MARKED)).where(ProblemMark.user_id == user.id)
-    found: dict[str, str] = {}
+    found: dict[str, ProgressStatus] = {}
     marked_slugs: set[str] = set()
     for slug, kind in session.execute(union_all(submits, marks)):
         if kind == _MARKED:
             marked_slugs.add(slug)
         else:
-            found[slug] = SOLVED if kind == _SOLVED else ATTEMPTED
+            found[slug] = ProgressStatus.SOLVED if kind == _SOLVED else ProgressStatus.ATTEMPTED
     return found, marked_slugs
 
 
-def statuses(*, session: Session, user: User) -> dict[str, str]:
+def statuses(*, session: Session, user: User) -> dict[str, ProgressStatus]:
     """Each problem the learner submitted to: solved (an accepted submit) or attempted."""
     return _state(session, user)[0]
 
@@ -74,13 +72,13 @@ def set_marked(*, session: Session, user: User, problem: str, marked: bool) -> N
 @dataclass(frozen=True)
 class ProblemProgress:
     problem: Problem
-    status: str  # solved, attempted, unseen
+    status: ProgressStatus
     marked: bool
 
     @property
     def done(self) -> bool:
         """Solved, or set aside by the learner: not what to do next."""
-        return self.status == SOLVED or self.marked
+        return self.status == ProgressStatus.SOLVED or self.marked
 
 
 @dataclass(frozen=True)
@@ -94,12 +92,12 @@ class TrackProgress:
 
     @property
     def solved(self) -> int:
-        return sum(p.status == SOLVED for p in self.problems)
+        return sum(p.status == ProgressStatus.SOLVED for p in self.problems)
 
     @property
     def marked_only(self) -> int:
         """Marked complete and not solved (a solved problem counts once, as solved)."""
-        return sum(p.marked and p.status != SOLVED for p in self.problems)
+        return sum(p.marked and p.status != ProgressStatus.SOLVED for p in self.problems)
 
     @property
     def percent_done(self) -> int:
@@ -123,6 +121,8 @@ def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[Tra
     grouped: dict[str, list[ProblemProgress]] = {}
     for problem in problems:
         grouped.setdefault(problem.config.track, []).append(
-            ProblemProgress(problem, found.get(problem.slug, UNSEEN), problem.slug in marks)
+            ProblemProgress(
+                problem, found.get(problem.slug, ProgressStatus.UNSEEN), problem.slug in marks
+            )
         )
     return [TrackProgress(track, items) for track, items in grouped.items()]

@@ -31,7 +31,7 @@ from app.models import (
     utcnow,
 )
 from app.schemas.courses import RegradeChange
-from app.vocabulary import CheckStatus, RegradeStatus, SubmissionStatus
+from app.vocabulary import CheckStatus, RegradeScope, RegradeStatus, SubmissionStatus
 
 PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)
 
@@ -221,7 +221,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     for learner in learners:
         lti_scores.score_changed(session, user_id=learner, problem=regrade.problem)
     regrade.status = RegradeStatus.APPLIED
-    regrade.scope = "platform" if platform_wide else "course"
+    regrade.scope = RegradeScope.PLATFORM if platform_wide else RegradeScope.COURSE
     regrade.decided_at = utcnow()
     session.flush()
     return changed
@@ -260,7 +260,7 @@ def past_verdicts(
         .outerjoin(Regrade, Regrade.id == PastVerdict.regrade_id)
         .where(
             PastVerdict.submission_id == submission_id,
-            (Regrade.course_id == course.id) | (Regrade.scope == "platform"),
+            (Regrade.course_id == course.id) | (Regrade.scope == RegradeScope.PLATFORM),
         )
         .order_by(PastVerdict.id)
     )

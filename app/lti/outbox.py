@@ -24,7 +24,6 @@ from sqlalchemy import ColumnElement, literal, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
-from app.data.lti_scores import FAILED, PENDING, SENT
 from app.lti import claims, services
 from app.lti.http import PlatformCallError
 from app.lti.provisioning import same_authority
@@ -39,6 +38,7 @@ from app.models import (
     utcnow,
 )
 from app.reports import gradebook
+from app.vocabulary import OutboxStatus
 
 log = logging.getLogger("jaxjudge.lti")
 
@@ -58,7 +58,7 @@ def _due_ids(session: Session, now: datetime) -> list[int]:
     return list(
         session.scalars(
             select(LtiScore.id)
-            .where(LtiScore.status == PENDING, LtiScore.next_attempt_at <= now)
+            .where(LtiScore.status == OutboxStatus.PENDING, LtiScore.next_attempt_at <= now)
             .order_by(LtiScore.next_attempt_at)
             .limit(BATCH)
         )
@@ -73,7 +73,9 @@ def _claim(row_id: int) -> datetime | None:
         claimed = session.execute(
             update(LtiScore)
             .where(
-                LtiScore.id == row_id, LtiScore.status == PENDING, LtiScore.next_attempt_at <= now
+                LtiScore.id == row_id,
+                LtiScore.status == OutboxStatus.PENDING,
+                LtiScore.next_attempt_at <= now,
             )
             .values(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
         )
@@ -195,7 +197,9 @@ def _unchanged(row_id: int, changed_at: datetime) -> ColumnElement[bool]:
     """The row as it was claimed: a newer verdict re-arms it (a new ``changed_at``),
     and then nothing this send learned may overwrite that."""
     return (
-        (LtiScore.id == row_id) & (LtiScore.changed_at == changed_at) & (LtiScore.status == PENDING)
+        (LtiScore.id == row_id)
+        & (LtiScore.changed_at == changed_at)
+        & (LtiScore.status == OutboxStatus.PENDING)
     )
 
 
@@ -212,7 +216,7 @@ def _column_recorded(link_id: int, made: str | None) -> Any:
     )
 
 
-def _failed(row_id: int, changed_at: datetime, error: Exception) -> str:
+def _failed(row_id: int, changed_at: datetime, error: Exception) -> OutboxStatus:
     """Record a failed send on the row, if it is still the one that was sent: a row
     re-armed meanwhile (a newer verdict) starts afresh and is not touched."""
     status = error.status if isinstance(error, PlatformCallError) else None
@@ -223,24 +227,24 @@ def _failed(row_id: int, changed_at: datetime, error: Exception) -> str:
             session.execute(_column_recorded(error.link_id, error.made))
         row = session.get(LtiScore, row_id)
         if row is None:
-            return FAILED
+            return OutboxStatus.FAILED
         attempts = row.attempts + 1
         ends = permanent or attempts >= MAX_ATTEMPTS
         values: dict[str, object] = {"attempts": attempts, "last_error": message[:2000]}
         if ends:
-            values["status"] = FAILED
+            values["status"] = OutboxStatus.FAILED
         else:
             values["next_attempt_at"] = utcnow() + backoff(attempts)
         recorded = session.execute(
             update(LtiScore).where(_unchanged(row_id, changed_at)).values(**values)
         )
         if not getattr(recorded, "rowcount", 0):
-            return PENDING  # re-armed meanwhile: it goes again, from zero attempts
+            return OutboxStatus.PENDING  # re-armed meanwhile: it goes again, from zero attempts
     log.warning("LMS score for row %s not sent (HTTP %s): %s", row_id, status, message)
-    return FAILED if ends else PENDING
+    return OutboxStatus.FAILED if ends else OutboxStatus.PENDING
 
 
-def deliver_one(row_id: int) -> str | None:
+def deliver_one(row_id: int) -> OutboxStatus | None:
     """Claim and send one row; returns its new status (None: another server has it)."""
     changed_at = _claim(row_id)
     if changed_at is None:
@@ -266,23 +270,23 @@ def deliver_one(row_id: int) -> str | None:
                 .where(_unchanged(row_id, changed_at))
                 .values(next_attempt_at=utcnow())
             )
-            return PENDING
+            return OutboxStatus.PENDING
         now = utcnow()
         sent = session.execute(
             update(LtiScore)
             .where(_unchanged(row_id, changed_at))
-            .values(status=SENT, attempts=0, last_error=None, sent_at=now, score_given=given,
-                    score_maximum=plan.score_maximum)
+            .values(status=OutboxStatus.SENT, attempts=0, last_error=None, sent_at=now,
+                    score_given=given, score_maximum=plan.score_maximum)
         )  # fmt: skip
         if _rows(sent):
-            return SENT
+            return OutboxStatus.SENT
         # A newer verdict re-armed the row while this one was on its way: it goes next.
         session.execute(
             update(LtiScore)
             .where(LtiScore.id == row_id)
             .values(sent_at=now, score_given=given, score_maximum=plan.score_maximum)
         )
-        return PENDING
+        return OutboxStatus.PENDING
 
 
 def _rows(result: object) -> int:
@@ -296,7 +300,7 @@ def deliver_due() -> int:
     for _ in range(MAX_BATCHES):
         with session_scope() as session:
             due = _due_ids(session, utcnow())
-        sent += sum(deliver_one(row_id) == SENT for row_id in due)
+        sent += sum(deliver_one(row_id) == OutboxStatus.SENT for row_id in due)
         if len(due) < BATCH:
             break
     return sent
@@ -305,10 +309,10 @@ def deliver_due() -> int:
 def resend(session: Session, *, course_id: int | None = None, failed_only: bool = True) -> int:
     """Make failed rows (or, ``failed_only=False``, every row) pending again now."""
     statement = update(LtiScore).values(
-        status=PENDING, attempts=0, next_attempt_at=utcnow(), changed_at=utcnow()
+        status=OutboxStatus.PENDING, attempts=0, next_attempt_at=utcnow(), changed_at=utcnow()
     )
     if failed_only:
-        statement = statement.where(LtiScore.status == FAILED)
+        statement = statement.where(LtiScore.status == OutboxStatus.FAILED)
     if course_id is not None:
         statement = statement.where(LtiScore.link_id.in_(links_of(course_id)))
     return int(getattr(session.execute(statement), "rowcount", 0) or 0)

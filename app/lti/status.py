@@ -11,6 +11,7 @@ from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
 from app.models import Course, LtiContext, LtiPlatform, LtiResourceLink, LtiScore, User
+from app.vocabulary import OutboxStatus
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class OutboxRow:
     course_id: int
     learner: str
     problem: str
-    status: str
+    status: OutboxStatus
     attempts: int
     score_given: float | None
     score_maximum: float | None
@@ -34,16 +35,17 @@ class Outbox:
     rows: list[OutboxRow]  # failed first, then pending, then sent; newest first within
 
 
-_ORDER = {"failed": 0, "pending": 1, "sent": 2}
+_ORDER = {OutboxStatus.FAILED: 0, OutboxStatus.PENDING: 1, OutboxStatus.SENT: 2}
 
 
 def counts(session: Session, *, course_id: int | None = None) -> dict[str, int]:
-    """How many rows are failed, pending and sent (for one course, or all)."""
+    """How many rows are failed, pending and sent (for one course, or all), by the
+    statuses' values."""
     query = select(LtiScore.status, func.count()).group_by(LtiScore.status)
     if course_id is not None:
         query = query.where(LtiScore.link_id.in_(links_of(course_id)))
     found = {status: int(count) for status, count in session.execute(query)}
-    return {status: found.get(status, 0) for status in _ORDER}
+    return {status.value: found.get(status, 0) for status in _ORDER}
 
 
 def links_of(course_id: int) -> Select[int]:
@@ -78,7 +80,7 @@ def outbox(session: Session, *, course_id: int | None = None, limit: int = 200) 
             course_id=course.id,
             learner=user.name,
             problem=link.problem,
-            status=row.status,
+            status=OutboxStatus(row.status),
             attempts=row.attempts,
             score_given=row.score_given,
             score_maximum=row.score_maximum,

@@ -19,7 +19,7 @@ from app.data import assignments, courses, extensions, lti_scores, overrides
 from app.data.course_submissions import SCORE, VERDICT, within
 from app.models import Assignment, Course, Extension, ScoreOverride, Submission, User
 from app.reports.windows import CourseWindows
-from app.vocabulary import SubmissionStatus
+from app.vocabulary import GradeStatus, SubmissionStatus
 from grader.child.verdicts import Verdict
 
 
@@ -41,11 +41,10 @@ class Cell:
     override: ScoreOverride | None = None
 
     @property
-    def status(self) -> str:
-        """solved | late (solved, only late) | attempted | not started."""
+    def status(self) -> GradeStatus:
         if self.first_accepted_at is not None:
-            return "late" if self.late else "solved"
-        return "attempted" if self.attempts else "not started"
+            return GradeStatus.LATE if self.late else GradeStatus.SOLVED
+        return GradeStatus.ATTEMPTED if self.attempts else GradeStatus.NOT_STARTED
 
 
 @dataclass

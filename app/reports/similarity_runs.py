@@ -35,14 +35,12 @@ from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.models import Course, SimilarityReport, Submission, User, utcnow
 from app.reports import similarity as fingerprints
 from app.reports.windows import CourseWindows
-from app.vocabulary import SubmissionStatus
+from app.vocabulary import SimilarityScope, SimilarityStatus, SubmissionStatus
 from grader.child.verdicts import Verdict
 
 log = logging.getLogger(__name__)
-SCOPES = ("accepted", "final")
 STALE = timedelta(minutes=15)
 KEPT_PAIRS = 50
-RUNNING, READY, FAILED = "running", "ready", "failed"
 CODE_BLOCK = re.compile(r"```(?:python|py)?\n(.*?)```", re.DOTALL)
 
 
@@ -64,20 +62,22 @@ def start(
     *, session: Session, course: Course, problem: str, scope: str, by: User
 ) -> SimilarityReport:
     """A new report, ``running``; ``launch`` it once the transaction commits."""
-    if scope not in SCOPES:
+    if scope not in SimilarityScope:
         raise InvalidInputError("A similarity report compares accepted or final submissions.")
     courses.hold(session, course)  # two staff starting one at once: the second is told
     busy = session.scalar(
         select(SimilarityReport.id).where(
             SimilarityReport.course_id == course.id,
             SimilarityReport.problem == problem,
-            SimilarityReport.status == RUNNING,
+            SimilarityReport.status == SimilarityStatus.RUNNING,
             SimilarityReport.created_at > utcnow() - STALE,
         )
     )
     if busy is not None:
         raise ConflictError("A similarity report of this problem is still being computed.")
-    report = SimilarityReport(course_id=course.id, problem=problem, scope=scope, created_by=by.id)
+    report = SimilarityReport(
+        course_id=course.id, problem=problem, scope=SimilarityScope(scope), created_by=by.id
+    )
     session.add(report)
     session.flush()
     return report
@@ -122,7 +122,7 @@ def _chosen(session: Session, course: Course, report: SimilarityReport) -> dict[
             submission.user_id, submission.problem, submission.created_at
         ).counts:
             continue
-        if report.scope == "final" or verdict == Verdict.ACCEPTED:
+        if report.scope == SimilarityScope.FINAL or verdict == Verdict.ACCEPTED:
             chosen[submission.user_id] = submission
     return chosen
 
@@ -159,21 +159,23 @@ def run(report_id: int) -> None:
                 ]
             )
             report.submissions = len(chosen)
-            report.status = READY
+            report.status = SimilarityStatus.READY
             report.finished_at = utcnow()
             report.seconds = round(time.perf_counter() - began, 3)
     except Exception as error:  # stored for staff to see; the server goes on
         log.exception("similarity report %s failed", report_id)
         with session_scope() as session:
             report = session.get_one(SimilarityReport, report_id)
-            report.status, report.error = FAILED, f"{type(error).__name__}: {error}"[:500]
+            report.status = SimilarityStatus.FAILED
+            report.error = f"{type(error).__name__}: {error}"[:500]
             report.finished_at = utcnow()
 
 
-def status_of(report: SimilarityReport) -> str:
-    if report.status == RUNNING and report.created_at < utcnow() - STALE:
-        return FAILED
-    return report.status
+def status_of(report: SimilarityReport) -> SimilarityStatus:
+    """The report's status, a stale ``running`` one as failed."""
+    if report.status == SimilarityStatus.RUNNING and report.created_at < utcnow() - STALE:
+        return SimilarityStatus.FAILED
+    return SimilarityStatus(report.status)
 
 
 def counted_pairs(

@@ -8,7 +8,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from app.vocabulary import LatePolicy, MemberRole
+from app.vocabulary import (
+    GradeStatus,
+    LatePolicy,
+    MemberRole,
+    RegradeStatus,
+    SimilarityScope,
+    SimilarityStatus,
+    SubmissionStatus,
+)
 
 
 class CourseCreate(BaseModel):
@@ -37,7 +45,7 @@ class StandingPublic(BaseModel):
     """A learner's own standing on one assignment."""
 
     problem: str
-    status: str = Field(description="solved, late, attempted or not started.")
+    status: GradeStatus = Field(description="late: solved, only after the due date.")
     due_at: datetime | None = Field(description="Their due date, extension included (UTC).")
     extended: bool
     points: float
@@ -164,8 +172,9 @@ class CommentsPublic(BaseModel):
 
 
 class SimilarityCreate(BaseModel):
-    scope: Literal["accepted", "final"] = Field(
-        "accepted", description="accepted: each learner's accepted submits; final: their last."
+    scope: SimilarityScope = Field(
+        SimilarityScope.ACCEPTED,
+        description="accepted: each learner's accepted submits; final: their last.",
     )
 
 
@@ -183,8 +192,8 @@ class SimilarityPairPublic(BaseModel):
 class SimilarityPublic(BaseModel):
     id: int
     problem: str
-    scope: str
-    status: str = Field(description="running, ready or failed.")
+    scope: SimilarityScope
+    status: SimilarityStatus
     submissions: int
     seconds: float | None
     pairs: list[SimilarityPairPublic]
@@ -205,7 +214,7 @@ class MembersPublic(BaseModel):
 
 class CellPublic(BaseModel):
     problem: str
-    status: str = Field(description="solved, late, attempted or not started.")
+    status: GradeStatus = Field(description="late: solved, only after the due date.")
     best_verdict: str | None
     best_score: float = Field(description="Raw: the best counted score (0-1), before penalties.")
     final_score: float = Field(description="0-1 after the late policy and any override.")
@@ -242,7 +251,7 @@ class TimelineEntryPublic(BaseModel):
     submission_id: int
     problem: str
     submitted_at: datetime
-    status: str
+    status: SubmissionStatus
     verdict: str | None
     score: float | None
     late: bool
@@ -288,7 +297,7 @@ class RegradePublic(BaseModel):
     id: int
     problem: str
     version: int | None
-    status: str = Field(description="running, ready (all regraded), applied or discarded.")
+    status: RegradeStatus
     done: int
     total: int
     changes: list[RegradeChange]

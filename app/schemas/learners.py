@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.vocabulary import SubmissionStatus
+from app.vocabulary import ProgressStatus, SubmissionStatus
 from grader.child.verdicts import Mode, Verdict
 from grader.judging.report import CaseReport
 
@@ -49,7 +49,7 @@ class ProblemPublic(BaseModel):
     entry_point: str
     arguments: list[str]
     device: str
-    status: str = Field(description="The caller's: solved, attempted or unseen.")
+    status: ProgressStatus = Field(description="The caller's, from their own submits.")
     marked_complete: bool = Field(
         description="The caller marked it complete (skipped or reviewed); apart from solved."
     )

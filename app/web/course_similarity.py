@@ -13,6 +13,7 @@ from app.data import assignments
 from app.errors import NotFoundError
 from app.models import Submission
 from app.reports import similarity_runs
+from app.vocabulary import SimilarityScope
 from app.web.guards import CourseStaff, CsrfChecked
 from app.web.render import page
 
@@ -25,7 +26,7 @@ def start_report(
     session: SessionDep,
     access: CourseStaff,
     _csrf: CsrfChecked,
-    scope: Annotated[str, Form()] = "accepted",
+    scope: Annotated[str, Form()] = SimilarityScope.ACCEPTED,
 ) -> Response:
     assignments.require_assigned(session=session, course=access.course, slug=slug)
     report = similarity_runs.start(

@@ -18,7 +18,7 @@ from app.data.assignments import AssignmentSettings, PastDueError
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, export_ids, exports, gradebook
-from app.vocabulary import STAFF_ROLES, LatePolicy
+from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
 from grader.child.verdicts import Mode
@@ -145,7 +145,7 @@ def _course_page(
                 for a in found
                 if (due := cells[a.problem].due_at) is not None
                 and now <= due <= now + SOON
-                and cells[a.problem].status not in ("solved", "late")
+                and cells[a.problem].status not in (GradeStatus.SOLVED, GradeStatus.LATE)
             ],
             "earlier": _earlier_work(session, course, user, found),
         }

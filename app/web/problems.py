@@ -17,6 +17,7 @@ from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
 from app.models import ProblemVersion, User
 from app.reports import windows
+from app.vocabulary import ProgressStatus
 from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
@@ -182,7 +183,13 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
     # The learner's submits for this problem give its status too: no second query.
     history = _history(session, user, slug)
     verdicts = {row["submission"].verdict for row in history}
-    status_text = "solved" if Verdict.ACCEPTED in verdicts else "attempted" if history else "unseen"
+    progress_status = (
+        ProgressStatus.SOLVED
+        if Verdict.ACCEPTED in verdicts
+        else ProgressStatus.ATTEMPTED
+        if history
+        else ProgressStatus.UNSEEN
+    )
     revealed = hints.hints_revealed(session=session, user=user, problem=slug)
     return page(
         request,
@@ -195,13 +202,13 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         samples_error=version.samples_error,
         hint_count=len(problem.hints),
         hints=[render_markdown(text) for text in problem.hints[:revealed]],
-        status=status_text,
+        status=progress_status,
         track=_track_of(session, user, problem),
         marked=slug in progress.marked(session=session, user=user),
         history=history,
         deadlines=windows.learner_deadlines(session=session, user=user, problem=slug),
         staff_comments=comments.for_learner_problem(session=session, user=user, problem=slug),
-        unlocked=walkthrough_views(problem) if status_text == "solved" else None,
+        unlocked=walkthrough_views(problem) if progress_status == ProgressStatus.SOLVED else None,
         quiz=problem.quiz,
         quiz_answers=(
             {

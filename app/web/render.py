@@ -14,7 +14,19 @@ from markupsafe import Markup
 from app.core.config import PROJECT_ROOT
 from app.core.sessions import csrf_token
 from app.models import User
-from app.vocabulary import CheckStatus, RegradeStatus, Role, SubmissionStatus, track_title
+from app.vocabulary import (
+    CheckStatus,
+    GradeStatus,
+    OutboxStatus,
+    ProgressStatus,
+    RegradeScope,
+    RegradeStatus,
+    Role,
+    SimilarityScope,
+    SimilarityStatus,
+    SubmissionStatus,
+    track_title,
+)
 from grader.child.verdicts import HEADLINES, TONES, Verdict
 
 templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
@@ -36,6 +48,18 @@ def verdict_tone(value: str | None) -> str:
         return TONES[Verdict(value or "")]
     except ValueError:
         return "muted"
+
+
+_PROGRESS_LABELS = {
+    ProgressStatus.SOLVED: "✓ solved",
+    ProgressStatus.ATTEMPTED: "• attempted",
+    ProgressStatus.UNSEEN: "unseen",
+}
+
+
+def progress_label(value: str) -> str:
+    """A learner's progress on a problem as the problem list and a track show it."""
+    return _PROGRESS_LABELS[ProgressStatus(value)]
 
 
 _TONE_COLOURS = {"good": "--ok", "bad": "--bad", "warn": "--warn", "muted": "--muted"}
@@ -64,12 +88,19 @@ templates.env.filters["when"] = when
 templates.env.filters["verdict_label"] = verdict_label
 templates.env.filters["verdict_tone"] = verdict_tone
 templates.env.filters["track_title"] = track_title
+templates.env.filters["progress_label"] = progress_label
 # The vocabulary, so templates compare with members, not spelled-out strings.
 templates.env.globals.update(
     Verdict=Verdict,
     SubmissionStatus=SubmissionStatus,
     CheckStatus=CheckStatus,
     RegradeStatus=RegradeStatus,
+    RegradeScope=RegradeScope,
+    ProgressStatus=ProgressStatus,
+    GradeStatus=GradeStatus,
+    OutboxStatus=OutboxStatus,
+    SimilarityStatus=SimilarityStatus,
+    SimilarityScope=SimilarityScope,
     Role=Role,
 )
 

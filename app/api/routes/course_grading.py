@@ -22,6 +22,7 @@ from app.schemas.courses import (
     SimilarityPairPublic,
     SimilarityPublic,
 )
+from app.vocabulary import SimilarityScope
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
 
@@ -88,7 +89,7 @@ def _report(session: Session, course: Course, report: SimilarityReport) -> Simil
     return SimilarityPublic(
         id=report.id,
         problem=report.problem,
-        scope=report.scope,
+        scope=SimilarityScope(report.scope),
         status=similarity_runs.status_of(report),
         submissions=report.submissions,
         seconds=report.seconds,
