@@ -218,7 +218,7 @@ def measure_linked(rows: int) -> list[str]:
     settings.database_url = f"sqlite:///{folder / 'bench.db'}"
     migrate()
     with session_scope() as session:
-        catalog.sync(session)
+        catalog.sync(session=session)
         teacher = User(name="teacher", canonical_name="teacher", password_hash="x",
                        role="instructor")  # fmt: skip
         session.add(teacher)

@@ -32,8 +32,8 @@ from app.server.main import create_app
 def seed(learners: int, max_submits: int) -> tuple[int, int]:
     random.seed(0)
     with session_scope() as session:
-        catalog.sync(session)
-        slugs = [problem.slug for _version, problem in catalog.live_problems(session)]
+        catalog.sync(session=session)
+        slugs = [problem.slug for _version, problem in catalog.live_problems(session=session)]
         teacher = accounts.create_user(
             session=session, name="teacher", password="long bench password", role="instructor"
         )

@@ -478,7 +478,7 @@ def through_report(problem: str, submissions: dict[str, str]) -> float:
         migrate()
         opened = datetime(2026, 1, 1)
         with session_scope() as session:
-            catalog.sync(session)
+            catalog.sync(session=session)
             teacher = accounts.create_user(
                 session=session, name="teacher", password="long bench password", role="instructor"
             )

@@ -110,7 +110,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     migrate()
     with session_scope() as session:
-        report = catalog.sync(session, publish=args.publish)
+        report = catalog.sync(session=session, publish=args.publish)
         for line in report.lines():
             print(line)
     return EXIT_FAILED if report.invalid else EXIT_OK
@@ -123,12 +123,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
     migrate()
     with session_scope() as session:
         if args.version is not None:
-            version = catalog.version_by_number(session, args.slug, args.version)
+            version = catalog.version_by_number(
+                session=session, slug=args.slug, number=args.version
+            )
         else:
-            version = next(iter(catalog.versions(session, args.slug)), None)  # the newest
+            version = next(
+                iter(catalog.versions(session=session, slug=args.slug)), None
+            )  # the newest
         if version is None:
             raise CommandError(f"no such version of {args.slug!r}; run `jaxjudge sync` first")
-        catalog.publish(session, version=version)
+        catalog.publish(session=session, version=version)
         print(f"published {version.slug} v{version.number} ({version.content_hash[:12]})")
     return EXIT_OK
 

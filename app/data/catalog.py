@@ -48,8 +48,8 @@ class SyncReport:
 
 
 def sync(
-    session: Session,
     *,
+    session: Session,
     content_dir: Path | None = None,
     publish: bool = False,
 ) -> SyncReport:
@@ -104,7 +104,7 @@ def sync(
     return report
 
 
-def newest(session: Session, slug: str) -> ProblemVersion:
+def newest(*, session: Session, slug: str) -> ProblemVersion:
     version = session.scalar(
         select(ProblemVersion)
         .where(ProblemVersion.slug == slug)
@@ -121,7 +121,7 @@ def _make_live(record: ProblemRecord, version: ProblemVersion) -> None:
     record.published_at = utcnow()
 
 
-def publish(session: Session, *, version: ProblemVersion) -> None:
+def publish(*, session: Session, version: ProblemVersion) -> None:
     record = session.get(ProblemRecord, version.slug)
     if record is None:
         record = ProblemRecord(slug=version.slug)
@@ -130,7 +130,7 @@ def publish(session: Session, *, version: ProblemVersion) -> None:
     session.flush()
 
 
-def versions(session: Session, slug: str) -> list[ProblemVersion]:
+def versions(*, session: Session, slug: str) -> list[ProblemVersion]:
     return list(
         session.scalars(
             select(ProblemVersion)
@@ -140,18 +140,18 @@ def versions(session: Session, slug: str) -> list[ProblemVersion]:
     )
 
 
-def version_by_number(session: Session, slug: str, number: int) -> ProblemVersion | None:
+def version_by_number(*, session: Session, slug: str, number: int) -> ProblemVersion | None:
     return session.scalar(
         select(ProblemVersion).where(ProblemVersion.slug == slug, ProblemVersion.number == number)
     )
 
 
-def version_number(session: Session, version_id: int | None) -> int | None:
+def version_number(*, session: Session, version_id: int | None) -> int | None:
     version = session.get(ProblemVersion, version_id) if version_id is not None else None
     return version.number if version else None
 
 
-def live_version(session: Session, slug: str) -> ProblemVersion | None:
+def live_version(*, session: Session, slug: str) -> ProblemVersion | None:
     record = session.get(ProblemRecord, slug)
     if record is None or record.live_version_id is None:
         return None
@@ -174,12 +174,12 @@ def problem_of(version: ProblemVersion) -> Problem:
         return problem
 
 
-def live_problem(session: Session, slug: str) -> tuple[ProblemVersion, Problem] | None:
-    version = live_version(session, slug)
+def live_problem(*, session: Session, slug: str) -> tuple[ProblemVersion, Problem] | None:
+    version = live_version(session=session, slug=slug)
     return None if version is None else (version, problem_of(version))
 
 
-def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
+def live_problems(*, session: Session) -> list[tuple[ProblemVersion, Problem]]:
     """Every published problem, by track and position."""
     # The columns a listing needs: the files are loaded only if not materialised yet, and
     # the stored samples and check reports (large, per version) only by who reads them.
@@ -203,7 +203,7 @@ def live_problems(session: Session) -> list[tuple[ProblemVersion, Problem]]:
 _listing: dict[tuple[int, ...], list[Problem]] = {}
 
 
-def live_problem_list(session: Session) -> list[Problem]:
+def live_problem_list(*, session: Session) -> list[Problem]:
     """``live_problems`` without their versions, for listings on every request: one query
     of the live version ids, and the problems loaded once per set of live versions."""
     ids = session.scalars(
@@ -212,7 +212,7 @@ def live_problem_list(session: Session) -> list[Problem]:
     live = tuple(sorted(version_id for version_id in ids if version_id is not None))
     problems = _listing.get(live)
     if problems is None or not all(problem.folder.is_dir() for problem in problems):
-        problems = [problem for _version, problem in live_problems(session)]
+        problems = [problem for _version, problem in live_problems(session=session)]
         with _loaded_lock:
             _listing.clear()  # a publish replaced the set: the old one is never asked again
             _listing[live] = problems
@@ -232,7 +232,7 @@ def stored_samples(version: ProblemVersion) -> list[SampleView] | None:
     return samples.decode(version.samples_json) if version.samples_json else None
 
 
-def with_stored_samples(session: Session, version_ids: list[int]) -> frozenset[int]:
+def with_stored_samples(*, session: Session, version_ids: list[int]) -> frozenset[int]:
     """Which of these versions have their samples stored (or known to fail)."""
     return frozenset(
         session.scalars(
@@ -245,7 +245,7 @@ def with_stored_samples(session: Session, version_ids: list[int]) -> frozenset[i
     )
 
 
-def versions_without_samples(session: Session) -> list[ProblemVersion]:
+def versions_without_samples(*, session: Session) -> list[ProblemVersion]:
     """Live and newest versions whose samples are neither stored nor known to fail."""
     newest_numbers = (
         select(ProblemVersion.slug, func.max(ProblemVersion.number).label("number"))

@@ -79,7 +79,7 @@ def enrol(*, session: Session, course: Course, user: User, how: str) -> None:
         session.add(Enrolment(course_id=course.id, user_id=user.id, how=how))
 
 
-def hold(session: Session, course: Course) -> None:
+def hold(*, session: Session, course: Course) -> None:
     """Hold the course's row until the transaction ends (a write of nothing, which
     every database locks for: a row lock on PostgreSQL, the write lock on SQLite), so
     two changes that check the course and then write, such as removing the last

@@ -126,7 +126,9 @@ def _grant(
 ) -> list[Extension]:
     grants = [grant for _where, grant in numbered]
     _refuse_bad(_read(session, course, grants), numbered, unreadable or [])  # nothing held yet
-    courses.hold(session, course)  # two grants at once: one after the other, one row each
+    courses.hold(
+        session=session, course=course
+    )  # two grants at once: one after the other, one row each
     named = _read(session, course, grants)
     _refuse_bad(named, numbered, [])
     return _replace(session, course, named, grants, by)

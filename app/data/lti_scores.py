@@ -20,7 +20,7 @@ from app.models import CourseMember, LtiContext, LtiResourceLink, LtiScore, utcn
 from app.vocabulary import MemberRole, OutboxStatus
 
 
-def arm(session: Session, *, link_id: int, user_id: int) -> None:
+def arm(*, session: Session, link_id: int, user_id: int) -> None:
     """Set the (link, learner) row to be sent now, making it if it is the first."""
     now = utcnow()
     values = {
@@ -39,7 +39,7 @@ def arm(session: Session, *, link_id: int, user_id: int) -> None:
         session.execute(update(LtiScore).where(where).values(**values))
 
 
-def arm_all(session: Session, *, link_id: int, user_ids: list[int]) -> None:
+def arm_all(*, session: Session, link_id: int, user_ids: list[int]) -> None:
     """``arm`` for many learners on one link (a course's grades recomputed: an
     extensions upload, a late policy) in three statements: the rows that exist are
     armed by one UPDATE, the rest inserted by one INSERT under a savepoint; should a
@@ -68,10 +68,10 @@ def arm_all(session: Session, *, link_id: int, user_ids: list[int]) -> None:
             )
     except IntegrityError:  # armed by another transaction just now
         for user_id in missing:
-            arm(session, link_id=link_id, user_id=user_id)
+            arm(session=session, link_id=link_id, user_id=user_id)
 
 
-def score_changed(session: Session, *, user_id: int, problem: str) -> int:
+def score_changed(*, session: Session, user_id: int, problem: str) -> int:
     """Arm the learner's rows for ``problem``'s links; returns how many."""
     links = session.scalars(
         select(LtiResourceLink.id)
@@ -85,11 +85,11 @@ def score_changed(session: Session, *, user_id: int, problem: str) -> int:
         .where(LtiResourceLink.problem == problem)
     ).all()
     for link_id in links:
-        arm(session, link_id=link_id, user_id=user_id)
+        arm(session=session, link_id=link_id, user_id=user_id)
     return len(links)
 
 
-def course_links(session: Session, *, course_id: int, problem: str) -> list[int]:
+def course_links(*, session: Session, course_id: int, problem: str) -> list[int]:
     """The course's LMS links to ``problem``."""
     return list(
         session.scalars(
@@ -100,6 +100,6 @@ def course_links(session: Session, *, course_id: int, problem: str) -> list[int]
     )
 
 
-def learners_with_rows(session: Session, *, link_ids: list[int]) -> set[int]:
+def learners_with_rows(*, session: Session, link_ids: list[int]) -> set[int]:
     """Learners a score was ever armed or sent for on these links."""
     return set(session.scalars(select(LtiScore.user_id).where(LtiScore.link_id.in_(link_ids))))

@@ -46,7 +46,7 @@ def _row(session: Session, course: Course, user_id: int) -> CourseMember | None:
     )
 
 
-def instructor_count(session: Session, course: Course) -> int:
+def instructor_count(*, session: Session, course: Course) -> int:
     return (
         session.scalar(
             select(func.count())
@@ -59,7 +59,7 @@ def instructor_count(session: Session, course: Course) -> int:
 
 def add(*, session: Session, course: Course, user: User, role: MemberRole) -> CourseMember:
     """Add ``user`` with ``role``, or change the role of a member."""
-    courses.hold(session, course)  # two instructors demoting each other at once
+    courses.hold(session=session, course=course)  # two instructors demoting each other at once
     member = _row(session, course, user.id)
     if member is None:
         member = CourseMember(course_id=course.id, user_id=user.id, role=role)
@@ -67,7 +67,7 @@ def add(*, session: Session, course: Course, user: User, role: MemberRole) -> Co
     elif (
         member.role == MemberRole.INSTRUCTOR
         and role != MemberRole.INSTRUCTOR
-        and instructor_count(session, course) <= 1
+        and instructor_count(session=session, course=course) <= 1
     ):
         raise ConflictError("A course keeps at least one instructor.")
     member.role = role
@@ -76,11 +76,16 @@ def add(*, session: Session, course: Course, user: User, role: MemberRole) -> Co
 
 
 def remove(*, session: Session, course: Course, user_id: int) -> None:
-    courses.hold(session, course)  # the last two instructors removing each other at once
+    courses.hold(
+        session=session, course=course
+    )  # the last two instructors removing each other at once
     member = _row(session, course, user_id)
     if member is None:
         raise NotFoundError("No such member in this course.")
-    if member.role == MemberRole.INSTRUCTOR and instructor_count(session, course) <= 1:
+    if (
+        member.role == MemberRole.INSTRUCTOR
+        and instructor_count(session=session, course=course) <= 1
+    ):
         raise ConflictError("A course keeps at least one instructor.")
     session.execute(delete(CourseMember).where(CourseMember.id == member.id))
     session.flush()

@@ -112,7 +112,7 @@ class TrackProgress:
 
 def live_tracks(*, session: Session, user: User) -> list[TrackProgress]:
     """Every published problem, grouped by track, with ``user``'s progress."""
-    return tracks(session=session, user=user, problems=catalog.live_problem_list(session))
+    return tracks(session=session, user=user, problems=catalog.live_problem_list(session=session))
 
 
 def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[TrackProgress]:

@@ -36,7 +36,7 @@ from app.vocabulary import CheckStatus, RegradeScope, RegradeStatus, SubmissionS
 PENDING = (RegradeStatus.RUNNING, RegradeStatus.READY)
 
 
-def in_course(session: Session, course: Course, regrade_id: int) -> Regrade:
+def in_course(*, session: Session, course: Course, regrade_id: int) -> Regrade:
     """One of the course's regrades; for any other id, NotFoundError."""
     regrade = session.get(Regrade, regrade_id)
     if regrade is None or regrade.course_id != course.id:
@@ -100,18 +100,18 @@ def start(*, session: Session, course: Course, version: ProblemVersion, by: User
     return regrade
 
 
-def finish_if_complete(session: Session, *, item_id: int) -> None:
+def finish_if_complete(*, session: Session, item_id: int) -> None:
     item = session.get(RegradeItem, item_id)
     if item is None:
         return
     regrade = session.get_one(Regrade, item.regrade_id)
-    done, total = progress(session, regrade)
+    done, total = progress(session=session, regrade=regrade)
     if regrade.status == RegradeStatus.RUNNING and done == total:
         regrade.status = RegradeStatus.READY
         session.flush()
 
 
-def progress(session: Session, regrade: Regrade) -> tuple[int, int]:
+def progress(*, session: Session, regrade: Regrade) -> tuple[int, int]:
     rows = dict(
         session.execute(
             select(RegradeItem.status, func.count())
@@ -122,7 +122,7 @@ def progress(session: Session, regrade: Regrade) -> tuple[int, int]:
     return rows.get(SubmissionStatus.DONE, 0), sum(rows.values())
 
 
-def changes(session: Session, regrade: Regrade) -> list[RegradeChange]:
+def changes(*, session: Session, regrade: Regrade) -> list[RegradeChange]:
     """Every item, changed verdicts first, then by learner and submission."""
     rows = session.execute(
         select(RegradeItem, Submission.created_at, User.name)
@@ -146,10 +146,10 @@ def changes(session: Session, regrade: Regrade) -> list[RegradeChange]:
 
 
 def keep_past_verdict(
+    *,
     session: Session,
     submission_id: int,
     shown: Submission | CourseVerdict,
-    *,
     regrade_id: int | None = None,
 ) -> None:
     """Record the verdict about to be replaced, with the version that produced it (a
@@ -166,7 +166,7 @@ def keep_past_verdict(
     )
 
 
-def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) -> int:
+def apply(*, session: Session, regrade: Regrade, platform_wide: bool = False) -> int:
     """Make the new verdicts current, in the regrade's course (or, ``platform_wide``,
     for everyone: the caller checks that an author or admin asked). Returns how many
     verdicts changed."""
@@ -187,7 +187,9 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     )
     for item, submission, own in rows:
         shown: Submission | CourseVerdict = own if own is not None else submission
-        keep_past_verdict(session, submission.id, shown, regrade_id=regrade.id)
+        keep_past_verdict(
+            session=session, submission_id=submission.id, shown=shown, regrade_id=regrade.id
+        )
         changed += shown.verdict != item.new_verdict
         if platform_wide:
             submission.verdict, submission.score = item.new_verdict, item.new_score
@@ -219,7 +221,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
         .distinct()
     ).all()
     for learner in learners:
-        lti_scores.score_changed(session, user_id=learner, problem=regrade.problem)
+        lti_scores.score_changed(session=session, user_id=learner, problem=regrade.problem)
     regrade.status = RegradeStatus.APPLIED
     regrade.scope = RegradeScope.PLATFORM if platform_wide else RegradeScope.COURSE
     regrade.decided_at = utcnow()
@@ -227,7 +229,7 @@ def apply(session: Session, *, regrade: Regrade, platform_wide: bool = False) ->
     return changed
 
 
-def discard(session: Session, *, regrade: Regrade) -> None:
+def discard(*, session: Session, regrade: Regrade) -> None:
     """Drop the regrade's results (a running one stops: its waiting items are removed)."""
     if regrade.status not in PENDING:
         raise ConflictError(f"regrade #{regrade.id} is already {regrade.status}")
@@ -241,7 +243,7 @@ def discard(session: Session, *, regrade: Regrade) -> None:
     session.flush()
 
 
-def of_course(session: Session, course: Course) -> list[Regrade]:
+def of_course(*, session: Session, course: Course) -> list[Regrade]:
     return list(
         session.scalars(
             select(Regrade).where(Regrade.course_id == course.id).order_by(Regrade.id.desc())
@@ -250,7 +252,7 @@ def of_course(session: Session, course: Course) -> list[Regrade]:
 
 
 def past_verdicts(
-    session: Session, submission_id: int, course: Course
+    *, session: Session, submission_id: int, course: Course
 ) -> list[tuple[PastVerdict, int | None]]:
     """Verdicts of a submission that regrades replaced as this course saw them (its own
     regrades and platform-wide ones), with their version numbers, oldest first."""

@@ -168,11 +168,13 @@ def prepare_versions(*, include_live: bool) -> int:
         return 0
     try:
         with session_scope() as session:
-            versions = catalog.versions_without_samples(session)
+            versions = catalog.versions_without_samples(session=session)
             if include_live:
-                versions += [version for version, _problem in catalog.live_problems(session)]
+                versions += [
+                    version for version, _problem in catalog.live_problems(session=session)
+                ]
             pending = {version.id: catalog.problem_of(version) for version in versions}
-            with_samples = catalog.with_stored_samples(session, list(pending))
+            with_samples = catalog.with_stored_samples(session=session, version_ids=list(pending))
         return _prepare(pending, PROGRESS, with_samples) if pending else 0
     finally:
         _one_at_a_time.release()

@@ -274,7 +274,7 @@ def complete(
         submission = session.get(Submission, submission_id)
         if submission is not None and submission.mode == Mode.SUBMIT:
             lti_scores.score_changed(
-                session, user_id=submission.user_id, problem=submission.problem
+                session=session, user_id=submission.user_id, problem=submission.problem
             )
     return recorded
 

@@ -159,7 +159,7 @@ def _problem(slug: str, version_id: int | None) -> Problem | None:
         version = (
             session.get(ProblemVersion, version_id)
             if version_id is not None
-            else catalog.live_version(session, slug)
+            else catalog.live_version(session=session, slug=slug)
         )
         return None if version is None else catalog.problem_of(version)
 

@@ -256,10 +256,12 @@ def apply(session: Session, report: RuntimeDiff, *, serving: dict[str, str]) -> 
         if submission is None or submission.verdict != change.old_verdict:
             log.warning("submission %s changed since the report; left alone", change.submission_id)
             continue
-        regrades.keep_past_verdict(session, submission.id, submission)
+        regrades.keep_past_verdict(session=session, submission_id=submission.id, shown=submission)
         submission.verdict, submission.score = change.new_verdict, change.new_score
         submission.result_json = change.new_result_json
-        lti_scores.score_changed(session, user_id=submission.user_id, problem=submission.problem)
+        lti_scores.score_changed(
+            session=session, user_id=submission.user_id, problem=submission.problem
+        )
         applied += 1
     session.flush()
     return applied

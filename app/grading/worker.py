@@ -264,7 +264,7 @@ class EmbeddedWorkers:
                 result_json=json.dumps(report.to_json(), allow_nan=False),
             )
             if done:
-                regrades.finish_if_complete(session, item_id=job.id)
+                regrades.finish_if_complete(session=session, item_id=job.id)
             return done
 
         self._record(record, RegradeItem, job.id, worker)

@@ -114,7 +114,7 @@ def _plan(session: Session, row: LtiScore, changed_at: datetime) -> _Plan:
         select(LtiAccount)
         .where(
             LtiAccount.user_id == row.user_id,
-            LtiAccount.platform_id.in_(same_authority(session, platform.id)),
+            LtiAccount.platform_id.in_(same_authority(session=session, platform_id=platform.id)),
         )
         .limit(1)
     )

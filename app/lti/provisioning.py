@@ -67,7 +67,7 @@ def _unused_name(session: Session, base: str) -> str:
     raise LaunchError("No free user name could be made for this LMS account.")
 
 
-def same_authority(session: Session, platform_id: int) -> list[int]:
+def same_authority(*, session: Session, platform_id: int) -> list[int]:
     """The registrations whose tokens name the same people as ``platform_id``'s: the same
     issuer *and* the same signing keys (JWKS URL). A user is (issuer, sub), but only a
     registration trusted with the same keys may speak for that issuer's users: a second
@@ -93,7 +93,8 @@ def linked_user(
     linked = session.scalar(
         select(LtiAccount)
         .where(
-            LtiAccount.platform_id.in_(same_authority(session, platform_id)), LtiAccount.sub == sub
+            LtiAccount.platform_id.in_(same_authority(session=session, platform_id=platform_id)),
+            LtiAccount.sub == sub,
         )
         .order_by(LtiAccount.id)
         .limit(1)
@@ -206,7 +207,8 @@ def set_member(*, session: Session, course: Course, user: User, role: MemberRole
         session.add(CourseMember(course_id=course.id, user_id=user.id, role=role))
         return
     last_instructor = (
-        member.role == MemberRole.INSTRUCTOR and members.instructor_count(session, course) <= 1
+        member.role == MemberRole.INSTRUCTOR
+        and members.instructor_count(session=session, course=course) <= 1
     )
     if member.role != role and not last_instructor:
         member.role = role
@@ -260,7 +262,7 @@ def resource_link(
     slug = chosen or (link.problem if link else None) or named
     if slug is None:
         return None
-    if catalog.live_version(session, slug) is None:
+    if catalog.live_version(session=session, slug=slug) is None:
         raise LaunchError(
             f"This link names the problem {slug[:100]!r}, which jaxjudge does not have."
         )
@@ -290,5 +292,5 @@ def resource_link(
             Submission.problem == slug, Submission.status == SubmissionStatus.DONE
         )
         for user_id in set(session.scalars(graded)):
-            lti_scores.arm(session, link_id=link.id, user_id=user_id)
+            lti_scores.arm(session=session, link_id=link.id, user_id=user_id)
     return link

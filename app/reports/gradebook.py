@@ -191,10 +191,10 @@ def grades_changed(
     """A late policy, an extension or an override changed these learners' grades (all
     the course's when None): arm the LMS rows of the problem's links in this course
     for each who has a grade now or was sent one before. Returns rows armed."""
-    links = lti_scores.course_links(session, course_id=course.id, problem=problem)
+    links = lti_scores.course_links(session=session, course_id=course.id, problem=problem)
     if not links:
         return 0
-    sent_before = lti_scores.learners_with_rows(session, link_ids=links)
+    sent_before = lti_scores.learners_with_rows(session=session, link_ids=links)
     matrix = grade_matrix(session=session, course=course, learner_ids=learner_ids, problem=problem)
     graded = [
         user_id
@@ -202,7 +202,7 @@ def grades_changed(
         if cell.attempts or cell.override is not None or user_id in sent_before
     ]
     for link_id in links:  # a few statements a link, however many learners
-        lti_scores.arm_all(session, link_id=link_id, user_ids=graded)
+        lti_scores.arm_all(session=session, link_id=link_id, user_ids=graded)
     return len(graded) * len(links)
 
 

@@ -64,7 +64,9 @@ def start(
     """A new report, ``running``; ``launch`` it once the transaction commits."""
     if scope not in SimilarityScope:
         raise InvalidInputError("A similarity report compares accepted or final submissions.")
-    courses.hold(session, course)  # two staff starting one at once: the second is told
+    courses.hold(
+        session=session, course=course
+    )  # two staff starting one at once: the second is told
     busy = session.scalar(
         select(SimilarityReport.id).where(
             SimilarityReport.course_id == course.id,
@@ -101,7 +103,7 @@ def _in_turn(report_id: int) -> None:
 
 def shared_code(session: Session, problem: str) -> list[str]:
     """What every learner was given: the starter and the statement's code blocks."""
-    live = catalog.live_problem(session, problem)
+    live = catalog.live_problem(session=session, slug=problem)
     if live is None:
         return []
     _version, found = live

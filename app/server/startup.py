@@ -24,7 +24,7 @@ def _sync_problems() -> None:
     """Record changed problem folders as versions (the live ones stay live)."""
     with session_scope() as session:
         author_checks.forget_interrupted_checks(session)
-        for line in catalog.sync(session).lines():
+        for line in catalog.sync(session=session).lines():
             logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 
 

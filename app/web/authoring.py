@@ -25,9 +25,9 @@ router = APIRouter(include_in_schema=False)
 
 def _version(session: SessionDep, slug: str, number: int | None) -> ProblemVersion:
     version = (
-        catalog.version_by_number(session, slug, number)
+        catalog.version_by_number(session=session, slug=slug, number=number)
         if number is not None
-        else next(iter(catalog.versions(session, slug)), None)
+        else next(iter(catalog.versions(session=session, slug=slug)), None)
     )
     if version is None:
         raise NotFoundError(f"No such version of {slug!r}.")
@@ -51,14 +51,14 @@ def preview(
 ) -> Response:
     chosen = _version(session, slug, version)
     problem = catalog.problem_of(chosen)
-    live = catalog.live_version(session, slug)
+    live = catalog.live_version(session=session, slug=slug)
     unlocked = walkthrough_views(problem)
     return page(
         request,
         "preview.html",
         user,
         version=chosen,
-        versions=catalog.versions(session, slug),
+        versions=catalog.versions(session=session, slug=slug),
         live=live,
         problem=problem,
         statement=render_markdown(problem.statement),
@@ -111,5 +111,5 @@ def publish(
             "Run the check on this version first; only a version whose check passed is published "
             "from here (`jaxjudge publish` is the override).",
         )
-    catalog.publish(session, version=version)
+    catalog.publish(session=session, version=version)
     return _to_preview(version)

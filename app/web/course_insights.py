@@ -49,7 +49,9 @@ def learner_timeline(
             {
                 "entry": entry,
                 "report": entry.report,
-                "past": regrades.past_verdicts(session, entry.submission.id, course),
+                "past": regrades.past_verdicts(
+                    session=session, submission_id=entry.submission.id, course=course
+                ),
                 "comments": notes.get(entry.submission.id, []),
             }
             for entry in entries
@@ -75,7 +77,7 @@ def _analytics_page(
     role: str = "instructor",
 ) -> Response:
     stats = analytics.problem_stats(session=session, course=course, problem=slug)
-    live = catalog.live_version(session, slug)
+    live = catalog.live_version(session=session, slug=slug)
     quiz = catalog.problem_of(live).quiz if live else None
     learners = [u.id for u in courses.learners_of(session=session, course=course)]
     return page(
@@ -97,9 +99,11 @@ def _analytics_page(
         attempts_chart=charts.bar_chart(
             f"Learners by attempts to their first acceptance of {slug}", stats.attempt_bars()
         ),
-        versions=catalog.versions(session, slug),
+        versions=catalog.versions(session=session, slug=slug),
         live=live,
-        regrades=[r for r in regrades.of_course(session, course) if r.problem == slug],
+        regrades=[
+            r for r in regrades.of_course(session=session, course=course) if r.problem == slug
+        ],
         quiz=quiz,
         quiz_rates=(
             quizzes.rates(session=session, problem=slug, quiz=quiz, user_ids=learners)
@@ -121,7 +125,7 @@ def start_regrade(
 ) -> Response:
     course, user = access.course, access.user
     _assigned(session, course, slug)
-    target = catalog.version_by_number(session, slug, version)
+    target = catalog.version_by_number(session=session, slug=slug, number=version)
     if target is None:
         raise NotFoundError(f"No version {version} of {slug!r}.")
     try:
@@ -140,16 +144,16 @@ def regrade_page(
     regrade_id: int, request: Request, session: SessionDep, access: CourseInstructor
 ) -> Response:
     course, user = access.course, access.user
-    regrade = regrades.in_course(session, course, regrade_id)
-    done, total = regrades.progress(session, regrade)
-    found = regrades.changes(session, regrade)
+    regrade = regrades.in_course(session=session, course=course, regrade_id=regrade_id)
+    done, total = regrades.progress(session=session, regrade=regrade)
+    found = regrades.changes(session=session, regrade=regrade)
     return page(
         request,
         "regrade.html",
         user,
         course=course,
         regrade=regrade,
-        version=catalog.version_number(session, regrade.version_id),
+        version=catalog.version_number(session=session, version_id=regrade.version_id),
         done=done,
         total=total,
         changes=found,
@@ -162,8 +166,8 @@ def regrade_progress(
     regrade_id: int, session: SessionDep, access: CourseInstructor
 ) -> dict[str, object]:
     """For the page's progress bar: how far the regrade is."""
-    regrade = regrades.in_course(session, access.course, regrade_id)
-    done, total = regrades.progress(session, regrade)
+    regrade = regrades.in_course(session=session, course=access.course, regrade_id=regrade_id)
+    done, total = regrades.progress(session=session, regrade=regrade)
     return {"status": regrade.status, "done": done, "total": total}
 
 
@@ -176,15 +180,15 @@ def decide_regrade(
     _csrf: CsrfChecked,
 ) -> Response:
     course, user = access.course, access.user
-    regrade = regrades.in_course(session, course, regrade_id)
+    regrade = regrades.in_course(session=session, course=course, regrade_id=regrade_id)
     if decision == "apply":
-        regrades.apply(session, regrade=regrade)
+        regrades.apply(session=session, regrade=regrade)
     elif decision == "apply-everywhere":
         if user.role not in PUBLISH_ROLES:
             raise ForbiddenError("Only an author or an admin applies a regrade beyond this course.")
-        regrades.apply(session, regrade=regrade, platform_wide=True)
+        regrades.apply(session=session, regrade=regrade, platform_wide=True)
     elif decision == "discard":
-        regrades.discard(session, regrade=regrade)
+        regrades.discard(session=session, regrade=regrade)
     else:
         raise NotFoundError("Apply, apply everywhere, or discard.")
     return RedirectResponse(

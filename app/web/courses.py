@@ -111,7 +111,7 @@ def _course_page(
 ) -> Response:
     course, role, user = access.course, access.role, access.user
     found = assignments.assignments_of(session=session, course=course)
-    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session)}
+    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session=session)}
     policies = {a.problem: deadlines.describe(a) for a in found}
     context: dict[str, object] = {
         "course": course,
@@ -200,7 +200,7 @@ def assign_problem(
     confirm_past_due: Annotated[str, Form()] = "",
 ) -> Response:
     course = access.course
-    if catalog.live_version(session, problem) is None:
+    if catalog.live_version(session=session, slug=problem) is None:
         raise NotFoundError(f"Unknown problem {problem!r}.")
     form = {
         "problem": problem, "due": due, "opens": opens, "late_policy": late_policy,

@@ -52,7 +52,9 @@ def start_deep_linking(
 
 
 def _problems(session: Session) -> list[tuple[str, str, str]]:
-    return [(p.slug, p.config.title, p.config.track) for _v, p in catalog.live_problems(session)]
+    return [
+        (p.slug, p.config.title, p.config.track) for _v, p in catalog.live_problems(session=session)
+    ]
 
 
 _NOTHING_WAITING = "No LMS is waiting for problems; start from the LMS."

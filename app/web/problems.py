@@ -89,7 +89,7 @@ def set_marked(
 
 
 def _live_or_404(session: SessionDep, slug: str) -> tuple[ProblemVersion, Problem]:
-    live = catalog.live_problem(session, slug)
+    live = catalog.live_problem(session=session, slug=slug)
     if live is None:
         raise NotFoundError(f"No problem {slug!r}.")
     return live

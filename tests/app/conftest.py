@@ -42,7 +42,7 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         migrate()
         with session_scope() as session:
-            catalog.sync(session)
+            catalog.sync(session=session)
         with engine().connect() as connection:  # everything into the file itself (WAL)
             connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         engine().dispose()
@@ -75,7 +75,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         try:
             migrate()
             with session_scope() as session:
-                catalog.sync(session)
+                catalog.sync(session=session)
             engine().dispose()  # a template must have no connections to be copied
         finally:
             settings.database_url = original
@@ -113,7 +113,7 @@ def private_bank(tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(grader_settings, "content_dir", tmp_path)
     monkeypatch.setattr(grader_settings, "data_dir", tmp_path / "var")
     with session_scope() as session:
-        catalog.sync(session)
+        catalog.sync(session=session)
     return tmp_path
 
 
@@ -121,7 +121,7 @@ def store_samples(slug: str, outcome: list[SampleView] | Exception) -> None:
     """What the preparer stores after the trusted run (app/grading/preparation.py),
     for the live version of ``slug``: page tests need no JAX."""
     with session_scope() as session:
-        live = catalog.live_version(session, slug)
+        live = catalog.live_version(session=session, slug=slug)
         assert live is not None
         catalog.store_samples(live, outcome)
 

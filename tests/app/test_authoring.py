@@ -68,7 +68,7 @@ def wait_for_check(number: int, timeout: float = 300.0) -> ProblemVersion:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with session_scope() as session:
-            version = catalog.version_by_number(session, BANK_SLUG, number)
+            version = catalog.version_by_number(session=session, slug=BANK_SLUG, number=number)
             assert version is not None
             if version.check_status != "running":
                 return version

@@ -270,7 +270,7 @@ def world(private_bank: object, monkeypatch: pytest.MonkeyPatch) -> World:
         )
         submission = Submission(user_id=users["learner"].id, problem=BANK_SLUG, code="x",
                                 mode="submit", status="done", verdict="wrong_answer", score=0.0,
-                                problem_version_id=catalog.live_version(session, BANK_SLUG).id)  # type: ignore[union-attr]  # fmt: skip
+                                problem_version_id=catalog.live_version(session=session, slug=BANK_SLUG).id)  # type: ignore[union-attr]  # fmt: skip
         session.add(submission)
         session.flush()
         regrade = Regrade(course_id=course.id, problem=BANK_SLUG, version_id=submission.problem_version_id or 0, created_by=users["instructor"].id)  # fmt: skip

@@ -22,22 +22,22 @@ def bank(private_bank: Path) -> Path:
 
 def test_an_unchanged_folder_syncs_to_the_same_version(bank: Path) -> None:
     with session_scope() as session:
-        report = catalog.sync(session)
+        report = catalog.sync(session=session)
         assert report.added == [] and report.unchanged == [SLUG]
-        assert [v.number for v in catalog.versions(session, SLUG)] == [1]
+        assert [v.number for v in catalog.versions(session=session, slug=SLUG)] == [1]
 
 
 def test_an_edit_becomes_a_new_version_that_waits_to_be_published(bank: Path) -> None:
     statement = bank / "problems" / SLUG / "statement.md"
     statement.write_text(statement.read_text() + "\nOne more sentence.\n")
     with session_scope() as session:
-        report = catalog.sync(session)
+        report = catalog.sync(session=session)
         assert report.added == [f"{SLUG} v2"] and report.published == []
-        live = catalog.live_problem(session, SLUG)
+        live = catalog.live_problem(session=session, slug=SLUG)
         assert live is not None and live[0].number == 1
         assert "One more sentence." not in live[1].statement  # learners still get version 1
-        catalog.publish(session, version=catalog.newest(session, SLUG))
-        live = catalog.live_problem(session, SLUG)
+        catalog.publish(session=session, version=catalog.newest(session=session, slug=SLUG))
+        live = catalog.live_problem(session=session, slug=SLUG)
         assert live is not None and live[0].number == 2
         assert "One more sentence." in live[1].statement
 
@@ -46,7 +46,7 @@ def test_a_reference_change_alone_is_a_new_version(bank: Path) -> None:
     reference = bank / "reference_solutions" / f"{SLUG}.py"
     reference.write_text(reference.read_text() + "\n# clarified\n")
     with session_scope() as session:
-        assert catalog.sync(session, publish=True).published == [f"{SLUG} v2"]
+        assert catalog.sync(session=session, publish=True).published == [f"{SLUG} v2"]
 
 
 def test_new_problems_wait_for_publishing_when_configured(
@@ -58,23 +58,23 @@ def test_new_problems_wait_for_publishing_when_configured(
         bank / "reference_solutions" / f"{SLUG}.py", bank / "reference_solutions" / "scan-copy.py"
     )
     with session_scope() as session:
-        report = catalog.sync(session)
+        report = catalog.sync(session=session)
         assert report.added == ["scan-copy v1"] and report.published == []
-        assert catalog.live_problem(session, "scan-copy") is None
-        assert "scan-copy" not in [p.slug for _v, p in catalog.live_problems(session)]
+        assert catalog.live_problem(session=session, slug="scan-copy") is None
+        assert "scan-copy" not in [p.slug for _v, p in catalog.live_problems(session=session)]
 
 
 def test_an_invalid_folder_is_reported_and_changes_nothing(bank: Path) -> None:
     (bank / "problems" / SLUG / "hints.md").write_text("")
     with session_scope() as session:
-        report = catalog.sync(session)
+        report = catalog.sync(session=session)
         assert report.added == [] and report.invalid and "hints.md" in report.invalid[0]
-        assert catalog.live_version(session, SLUG) is not None
+        assert catalog.live_version(session=session, slug=SLUG) is not None
 
 
 def test_a_version_is_graded_from_its_snapshot_even_after_the_folder_is_gone(bank: Path) -> None:
     with session_scope() as session:
-        version = catalog.newest(session, SLUG)
+        version = catalog.newest(session=session, slug=SLUG)
     shutil.rmtree(bank / "problems" / SLUG)
     problem = catalog.problem_of(version)
     assert problem.folder.is_relative_to(settings.versions_dir)
@@ -99,12 +99,12 @@ def test_the_sync_and_publish_commands(
     assert main(["sync"]) == 0
     assert f"new version: {SLUG} v2" in capsys.readouterr().out
     with session_scope() as session:
-        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
+        assert catalog.live_version(session=session, slug=SLUG).number == 1  # type: ignore[union-attr]
     assert main(["publish", SLUG]) == 0
     assert f"published {SLUG} v2" in capsys.readouterr().out
     assert main(["publish", SLUG, "--version", "1"]) == 0  # rolling back is publishing v1
     with session_scope() as session:
-        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
+        assert catalog.live_version(session=session, slug=SLUG).number == 1  # type: ignore[union-attr]
     assert main(["publish", SLUG, "--version", "9"]) == 2
     assert "no such version" in capsys.readouterr().err
     (bank / "problems" / SLUG / "statement.md").write_text("")
@@ -119,9 +119,9 @@ def test_reverting_a_folder_maps_to_its_old_version_and_publishing_follows_the_f
     original = statement.read_text()
     statement.write_text(original + "\nA temporary sentence.\n")
     with session_scope() as session:
-        assert catalog.sync(session, publish=True).published == [f"{SLUG} v2"]
+        assert catalog.sync(session=session, publish=True).published == [f"{SLUG} v2"]
     statement.write_text(original)
     with session_scope() as session:
-        report = catalog.sync(session, publish=True)
+        report = catalog.sync(session=session, publish=True)
         assert report.added == [] and report.published == [f"{SLUG} v1"]
-        assert catalog.live_version(session, SLUG).number == 1  # type: ignore[union-attr]
+        assert catalog.live_version(session=session, slug=SLUG).number == 1  # type: ignore[union-attr]

@@ -37,7 +37,7 @@ def quick(sqlite_database: str, monkeypatch: pytest.MonkeyPatch) -> str:
     from app.data import catalog
 
     with session_scope() as session:
-        catalog.sync(session)
+        catalog.sync(session=session)
     return url.removeprefix("sqlite:///")
 
 

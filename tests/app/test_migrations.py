@@ -68,10 +68,10 @@ def test_submissions_from_before_versions_survive_the_upgrade(
         )
     migrate()
     with session_scope() as session:
-        catalog.sync(session)
+        catalog.sync(session=session)
         old = session.get_one(Submission, 1)
         assert (old.verdict, old.problem_version_id) == ("accepted", None)
-        assert catalog.live_version(session, "scan-microbatched-grads") is not None
+        assert catalog.live_version(session=session, slug="scan-microbatched-grads") is not None
 
 
 def test_altering_tables_keeps_every_row_that_refers_to_them(
@@ -193,7 +193,7 @@ def test_versions_stored_before_snapshots_took_paths_stay_the_same_versions(
         )
     migrate()
     with session_scope() as session:
-        report = catalog.sync(session)
+        report = catalog.sync(session=session)
         assert not [entry for entry in report.added if entry.startswith(f"{slug} ")]
         version = session.get_one(ProblemVersion, 7)
         assert version.content_hash == source.content_hash()

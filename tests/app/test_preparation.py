@@ -58,7 +58,7 @@ def test_references_run_before_mistakes_and_progress_is_reported(
     assert (first, second) == (False, True) and references == mistakes
     assert BANK_SLUG in references and stored >= 1
     with session_scope() as session:
-        live = catalog.live_version(session, BANK_SLUG)
+        live = catalog.live_version(session=session, slug=BANK_SLUG)
         assert live is not None and catalog.stored_samples(live)  # the page has its samples
     progress = board.snapshot()
     assert progress.total == len(references)

@@ -48,8 +48,8 @@ def new_version(bank: Path, *, statement: str | None = None, reference: str | No
     if reference is not None:
         (bank / "reference_solutions" / f"{BANK_SLUG}.py").write_text(reference)
     with session_scope() as session:
-        catalog.sync(session)
-        newest = catalog.newest(session, BANK_SLUG)
+        catalog.sync(session=session)
+        newest = catalog.newest(session=session, slug=BANK_SLUG)
         # An author checked it (tests/app/test_authoring.py runs the real check):
         # a course may be regraded only against a live or checked version.
         newest.check_status = "passed"
@@ -65,7 +65,7 @@ def course(private_bank: Path) -> int:
         )
         course = courses.create_course(session=session, name="JAX 101", instructor=teacher)
         assignments.assign(session=session, course=course, problem=BANK_SLUG, due_at=None)
-        v1 = catalog.live_version(session, BANK_SLUG)
+        v1 = catalog.live_version(session=session, slug=BANK_SLUG)
         assert v1 is not None and v1.number == 1
         for name in ("ada", "bob"):
             learner = accounts.create_user(
@@ -98,7 +98,7 @@ def verdicts(course_id: int | None = None) -> dict[str, tuple[str | None, int | 
             query = within(course, User.name, VERDICT, VERSION_ID)
         rows = session.execute(query.join(User, User.id == Submission.user_id))
         return {
-            name: (verdict, catalog.version_number(session, version))
+            name: (verdict, catalog.version_number(session=session, version_id=version))
             for name, verdict, version in rows
         }
 
@@ -142,7 +142,7 @@ def test_a_regrade_previews_changes_then_applies_them_keeping_the_old_verdicts(
     assert verdicts() == {"ada": ("wrong_answer", 1), "bob": ("wrong_answer", 1)}
     with session_scope() as session:
         past = session.scalars(select(PastVerdict)).all()
-        assert sorted((p.verdict, catalog.version_number(session, p.problem_version_id)) for p in past) == [
+        assert sorted((p.verdict, catalog.version_number(session=session, version_id=p.problem_version_id)) for p in past) == [
             ("wrong_answer", 1),
             ("wrong_answer", 1),
         ]  # fmt: skip
@@ -177,7 +177,7 @@ def test_a_regrade_meets_the_same_hidden_inputs_as_the_first_grading(
         regrades.start(
             session=session,
             course=session.get_one(Course, course),
-            version=catalog.newest(session, BANK_SLUG),
+            version=catalog.newest(session=session, slug=BANK_SLUG),
             by=teacher,
         )
     drain(recording)
@@ -257,8 +257,8 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
             submission.code = right if submission.code == "# ada\n" else wrong
     new_version(private_bank, reference=wrong)
     with session_scope() as session:
-        v2 = catalog.newest(session, BANK_SLUG)
-        catalog.publish(session, version=v2)
+        v2 = catalog.newest(session=session, slug=BANK_SLUG)
+        catalog.publish(session=session, version=v2)
         for submission in session.scalars(select(Submission)):
             submission.problem_version_id = v2.id  # graded by the broken version
 
@@ -278,7 +278,7 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
         regrade = regrades.start(
             session=session,
             course=course_row,
-            version=catalog.newest(session, BANK_SLUG),
+            version=catalog.newest(session=session, slug=BANK_SLUG),
             by=teacher,
         )
         regrade_id = regrade.id
@@ -287,11 +287,12 @@ def test_fixing_a_wrong_reference_flips_verdicts_when_regraded_for_real(
         regrade = session.get_one(Regrade, regrade_id)
         assert regrade.status == "ready"
         changes = {
-            c.learner: (c.old_verdict, c.new_verdict) for c in regrades.changes(session, regrade)
+            c.learner: (c.old_verdict, c.new_verdict)
+            for c in regrades.changes(session=session, regrade=regrade)
         }
         assert changes == {"ada": ("wrong_answer", "accepted"), "bob": ("accepted", "wrong_answer")}
         # The reference itself was wrong: an author applies the fix for everyone.
-        assert regrades.apply(session, regrade=regrade, platform_wide=True) == 2
+        assert regrades.apply(session=session, regrade=regrade, platform_wide=True) == 2
     assert verdicts() == {"ada": ("accepted", 3), "bob": ("wrong_answer", 3)}
     assert verdicts(course) == verdicts()
 
@@ -339,7 +340,7 @@ def test_a_course_is_regraded_only_against_a_live_or_checked_version(
 ) -> None:
     new_version(private_bank, statement=FIXED)
     with session_scope() as session:
-        catalog.newest(session, BANK_SLUG).check_status = "unchecked"
+        catalog.newest(session=session, slug=BANK_SLUG).check_status = "unchecked"
     token = sign_in(browser, "teacher")
     refused = browser.post(
         f"/courses/{course}/problems/{BANK_SLUG}/regrades",

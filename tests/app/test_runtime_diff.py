@@ -51,7 +51,7 @@ def history(private_bank: Path) -> dict[str, int]:
     """Three accepted and three rejected submits by one learner, on the live version."""
     with session_scope() as session:
         learner = accounts.create_user(session=session, name="ada", password="long test password")
-        live = catalog.live_version(session, BANK_SLUG)
+        live = catalog.live_version(session=session, slug=BANK_SLUG)
         assert live is not None
         ids = {}
         for n in range(3):

@@ -147,7 +147,7 @@ def assign_problem(
     """Assign a published problem with its window, late policy and points, or change
     them (every field is set again). A due date in the past is refused (409) unless
     ``confirm_past_due``. Grades are recomputed, and sent to a linked LMS again."""
-    if catalog.live_version(session, body.problem) is None:
+    if catalog.live_version(session=session, slug=body.problem) is None:
         raise NotFoundError(f"Unknown problem {body.problem!r}.")
     settings = AssignmentSettings(**body.model_dump(exclude={"problem", "confirm_past_due"}))
     assignment = assignments.assign(
@@ -284,15 +284,15 @@ def learner_timeline(learner_id: int, access: Staff, session: SessionDep) -> Tim
 
 
 def _regrade_public(session: SessionDep, regrade: Regrade) -> RegradePublic:
-    done, total = regrades.progress(session, regrade)
+    done, total = regrades.progress(session=session, regrade=regrade)
     return RegradePublic(
         id=regrade.id,
         problem=regrade.problem,
-        version=catalog.version_number(session, regrade.version_id),
+        version=catalog.version_number(session=session, version_id=regrade.version_id),
         status=regrade.status,
         done=done,
         total=total,
-        changes=regrades.changes(session, regrade),
+        changes=regrades.changes(session=session, regrade=regrade),
     )
 
 
@@ -307,7 +307,7 @@ def start_regrade(
     """Re-run the course's submits of ``slug`` against a version, without changing any
     verdict until the regrade is applied."""
     assignments.require_assigned(session=session, course=access.course, slug=slug)
-    target = catalog.version_by_number(session, slug, body.version)
+    target = catalog.version_by_number(session=session, slug=slug, number=body.version)
     if target is None:
         raise NotFoundError(f"No version {body.version} of {slug!r}.")
     regrade = regrades.start(session=session, course=access.course, version=target, by=access.user)
@@ -319,19 +319,21 @@ def start_regrade(
 @router.get("/{course_id}/regrades/{regrade_id}", response_model=RegradePublic)
 def get_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
     """Progress and, per submit, the old and the new verdict."""
-    return _regrade_public(session, regrades.in_course(session, access.course, regrade_id))
+    return _regrade_public(
+        session, regrades.in_course(session=session, course=access.course, regrade_id=regrade_id)
+    )
 
 
 @router.post("/{course_id}/regrades/{regrade_id}/apply", response_model=RegradePublic)
 def apply_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
     """The course counts the new verdicts from now on (this course only)."""
-    regrade = regrades.in_course(session, access.course, regrade_id)
-    regrades.apply(session, regrade=regrade)
+    regrade = regrades.in_course(session=session, course=access.course, regrade_id=regrade_id)
+    regrades.apply(session=session, regrade=regrade)
     return _regrade_public(session, regrade)
 
 
 @router.post("/{course_id}/regrades/{regrade_id}/discard", response_model=RegradePublic)
 def discard_regrade(regrade_id: int, access: Instructor, session: SessionDep) -> RegradePublic:
-    regrade = regrades.in_course(session, access.course, regrade_id)
-    regrades.discard(session, regrade=regrade)
+    regrade = regrades.in_course(session=session, course=access.course, regrade_id=regrade_id)
+    regrades.discard(session=session, regrade=regrade)
     return _regrade_public(session, regrade)

@@ -69,7 +69,7 @@ def unmark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Respon
 @router.post("/{slug}/hints")
 def reveal_hint(slug: str, user: CurrentUser, session: SessionDep) -> dict[str, object]:
     """Reveal the next hint (recorded; revealed hints stay revealed)."""
-    live = catalog.live_problem(session, slug)
+    live = catalog.live_problem(session=session, slug=slug)
     if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {slug!r}.")
     texts = live[1].hints

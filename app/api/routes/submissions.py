@@ -58,7 +58,7 @@ def create_submission(
         )
     ):
         return SubmissionCreated(id=earlier.id)
-    live = catalog.live_version(session, body.problem)
+    live = catalog.live_version(session=session, slug=body.problem)
     if live is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
     size = len(body.code.encode())

@@ -295,7 +295,7 @@ def test_an_applied_regrade_sends_the_course_s_new_score(
     with session_scope() as session:
         context = session.scalar(select(LtiContext))
         assert context is not None
-        version = catalog.live_version(session, SLUG)
+        version = catalog.live_version(session=session, slug=SLUG)
         assert version is not None
         ada = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
         assert ada is not None
@@ -322,7 +322,7 @@ def test_an_applied_regrade_sends_the_course_s_new_score(
         )
         session.flush()
         assert session.get(Course, context.course_id) is not None
-        regrades.apply(session, regrade=regrade)  # in this course only
+        regrades.apply(session=session, regrade=regrade)  # in this course only
     assert outbox.deliver_due() == 1
     assert [s["body"]["scoreGiven"] for s in platform.scores_for(GRACE.sub)] == [0.0, 100.0]
 
