@@ -3,7 +3,10 @@
 A submit grades the samples, then the hidden cases of one *variant* of the
 hidden inputs (grader/cases.py), drawn at random unless the caller names one
 (a regrade reproduces the draw a submission got). The report holds every
-detail; grader/judging/feedback.py decides what a learner may see of it.
+detail; grader/judging/feedback.py decides what a learner may see of it. What the
+caller decides beyond the report (grade again later, record another draw) rides
+beside it, in a ``GradingOutcome``; what it hears while the grading runs, it asks
+for with ``GradingHooks`` (grader/judging/judge.py).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
 from grader.judging.diagnose import diagnose
 from grader.judging.job import Job, RunOutcome, Solution, job_for
-from grader.judging.judge import CaseJudge
+from grader.judging.judge import NO_HOOKS, CaseJudge, GradingHooks
 from grader.judging.report import CaseReport, GradeReport
 from grader.judging.requirements import unmet_requirement
 from grader.judging.trusted import TrustedOutputs
@@ -38,6 +41,20 @@ from grader.running.timing import BACKSTOP_FACTOR, TimeLimits
 from grader.versions import runtime_record
 
 log = logging.getLogger("jaxjudge.grade")
+
+
+@dataclass(frozen=True)
+class GradingOutcome:
+    """A grading's report and the decisions its caller takes with it, which the report
+    (what staff read, and a learner through grader/judging/feedback.py) does not carry."""
+
+    report: GradeReport
+    # The grader's own failure (its runtime did not start, or started on the wrong
+    # device): not the learner's verdict; grade it again later (app/grading/worker.py).
+    retry_later: bool = False
+    # The draw of the hidden inputs the submission records in place of its own: a held
+    # run's secret draw, which the verdict is for (grader/parking.py); None keeps its own.
+    draw_to_record: int | None = None
 
 
 def draw_variant(problem: Problem) -> int:
@@ -116,10 +133,16 @@ def _case_reports(
     return reports
 
 
-def judge_for(problem: Problem, job: Job, variant: int, trusted: TrustedOutputs) -> CaseJudge:
+def judge_for(
+    problem: Problem,
+    job: Job,
+    variant: int,
+    trusted: TrustedOutputs,
+    hooks: GradingHooks = NO_HOOKS,
+) -> CaseJudge:
     """The judge of ``job``'s cases, each filed under its key for ``variant``."""
     keys = [case_key(case, variant) for case in job.all_cases]
-    return CaseJudge(problem, job.all_cases, keys, trusted, job.device)
+    return CaseJudge(problem, job.all_cases, keys, trusted, job.device, hooks)
 
 
 def _overall(reports: list[CaseReport]) -> Verdict:
@@ -162,7 +185,6 @@ def build_report(
             Verdict.INTERNAL_ERROR,
             "The grader could not start the runtime; please try again.",
         )
-        report.retry_later = True
         log.error("the grading runtime failed to start: %s", outcome.startup_error)
         return report
     if outcome.killed_from_outside:
@@ -240,6 +262,43 @@ def learner_job(
     )
 
 
+def grade_outcome(
+    problem: Problem,
+    source: str,
+    *,
+    mode: Mode = Mode.SUBMIT,
+    device: str = "cpu",
+    runner: Runner | None = None,
+    trusted: TrustedOutputs | None = None,
+    variant: int | None = None,
+    limits: TimeLimits | None = None,
+    whole: Callable[[], TrustedOutputs] | None = None,
+    hooks: GradingHooks = NO_HOOKS,
+) -> GradingOutcome:
+    """Grade ``source``; ``variant`` picks the hidden inputs (drawn at random when None,
+    taken modulo the problem's variants otherwise); ``limits``: this machine's
+    calibrated ones (grader/calibration.py) unless given. ``whole``: where ``trusted``
+    holds the reference's outputs alone (a first start), the whole set, asked for only
+    when an answer is wrong, so that its diagnosis can still name a known mistake (the
+    wrong outputs were kept for it; the learner's code does not run again). ``hooks``:
+    who hears what while it runs."""
+    started = time.monotonic()
+    trusted = trusted or expected.load_or_compute(problem, device)
+    limits = limits or calibration.limits_for(problem, device)
+    chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
+    job = learner_job(problem, source, mode, chosen, device, limits)
+    judge = judge_for(problem, job, chosen, trusted, hooks)
+    outcome = (runner or learner_runner()).run(job, judge)
+    if not trusted.diagnoses_ready and whole is not None and _kept_wrong(outcome):
+        judge.match_later(outcome, whole())
+    report = build_report(problem, mode, chosen, job, outcome, trusted)
+    report.seconds = round(time.monotonic() - started, 3)
+    report.cpu_seconds = None if outcome.cpu_seconds is None else round(outcome.cpu_seconds, 3)
+    report.cpu_limit_seconds = limits.cpu_seconds
+    # build_report's internal_error for a runtime that did not start: the grader's fault.
+    return GradingOutcome(report, retry_later=bool(outcome.startup_error))
+
+
 def grade(
     problem: Problem,
     source: str,
@@ -252,26 +311,19 @@ def grade(
     limits: TimeLimits | None = None,
     whole: Callable[[], TrustedOutputs] | None = None,
 ) -> GradeReport:
-    """Grade ``source``; ``variant`` picks the hidden inputs (drawn at random when None,
-    taken modulo the problem's variants otherwise); ``limits``: this machine's
-    calibrated ones (grader/calibration.py) unless given. ``whole``: where ``trusted``
-    holds the reference's outputs alone (a first start), the whole set, asked for only
-    when an answer is wrong, so that its diagnosis can still name a known mistake (the
-    wrong outputs were kept for it; the learner's code does not run again)."""
-    started = time.monotonic()
-    trusted = trusted or expected.load_or_compute(problem, device)
-    limits = limits or calibration.limits_for(problem, device)
-    chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
-    job = learner_job(problem, source, mode, chosen, device, limits)
-    judge = judge_for(problem, job, chosen, trusted)
-    outcome = (runner or learner_runner()).run(job, judge)
-    if not trusted.diagnoses_ready and whole is not None and _kept_wrong(outcome):
-        judge.match_later(outcome, whole())
-    report = build_report(problem, mode, chosen, job, outcome, trusted)
-    report.seconds = round(time.monotonic() - started, 3)
-    report.cpu_seconds = None if outcome.cpu_seconds is None else round(outcome.cpu_seconds, 3)
-    report.cpu_limit_seconds = limits.cpu_seconds
-    return report
+    """``grade_outcome``'s report alone, for whoever only reads it (the command line,
+    checks, calibration)."""
+    return grade_outcome(
+        problem,
+        source,
+        mode=mode,
+        device=device,
+        runner=runner,
+        trusted=trusted,
+        variant=variant,
+        limits=limits,
+        whole=whole,
+    ).report
 
 
 def grade_reference(
@@ -355,8 +407,8 @@ def run_and_hold(
     limits: TimeLimits,
     variant: int,
     whole: Callable[[], TrustedOutputs] | None = None,
-) -> tuple[GradeReport, HeldRun | None]:
-    """A run of ``source`` (its samples: the same report as ``grade`` in run mode) as the
+) -> tuple[GradingOutcome, HeldRun | None]:
+    """A run of ``source`` (its samples: the same grading as ``grade`` in run mode) as the
     first phase of a submit on ``variant``'s hidden cases; when every sample passes,
     the child is kept, paused before those hidden cases (``HeldRun``), the report
     already made. The hidden inputs are not in the child yet: the report and the
@@ -373,9 +425,10 @@ def run_and_hold(
     report.seconds = round(time.monotonic() - started, 3)
     report.cpu_seconds = None if seen.cpu_seconds is None else round(seen.cpu_seconds, 3)
     report.cpu_limit_seconds = limits.cpu_seconds
+    graded = GradingOutcome(report, retry_later=bool(seen.startup_error))
     if pause.child is None:
-        return report, None
+        return graded, None
     if not report.accepted:
         pause.child.close()
-        return report, None
-    return report, HeldRun(problem, pause.child, job, chosen, outcome, trusted, limits, whole)
+        return graded, None
+    return graded, HeldRun(problem, pause.child, job, chosen, outcome, trusted, limits, whole)

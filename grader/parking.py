@@ -35,8 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.grade import HeldRun
-from grader.judging.report import GradeReport
+from grader.grade import GradingOutcome, HeldRun
 from grader.running.supervise import CONFIRMATION_WALL_FACTOR
 
 log = logging.getLogger("jaxjudge.parking")
@@ -129,17 +128,17 @@ class ParkedRun:
         elif not self.done.is_set():
             self.held.child.kill()
 
-    def verdict(self, timeout: float) -> GradeReport | None:
-        """The submission's report once the hidden phase ends (None: discarded, or not
-        in time)."""
+    def verdict(self, timeout: float) -> GradingOutcome | None:
+        """The submission's grading once the hidden phase ends, on the run's draw, which
+        the submission records (None: discarded, or not in time)."""
         if not self.done.wait(timeout):
             self.discard("it did not finish in time")
             return None
         if not self.finished:
             return None
         report = self.held.submit_report()
-        report.continued_from_run = report.run_draw = True
-        return report
+        report.continued_from_run = report.run_draw = True  # for staff: how it was graded
+        return GradingOutcome(report, draw_to_record=self.held.variant)
 
 
 def _spoilt(timed_out: bool, killed_from_outside: bool) -> str | None:

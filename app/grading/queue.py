@@ -63,7 +63,7 @@ class GradingJob:
     slug: str
     version_id: int | None  # None: submitted before problems had versions (grade the live one)
     code: str
-    mode: str  # run | submit
+    mode: Mode
     attempts: int
     hidden_draw: int  # which variant of the hidden inputs (modulo the version's variants)
     learner: int | None = None  # whose submission (None: a regrade item, nobody's to continue)
@@ -81,7 +81,7 @@ def job_of(
         slug=submission.problem if run is None else run.problem,
         version_id=submission.problem_version_id if run is None else run.version_id,
         code=submission.code,
-        mode=submission.mode if run is None else Mode.SUBMIT,
+        mode=Mode(submission.mode) if run is None else Mode.SUBMIT,
         attempts=submission.attempts if item is None else item.attempts,
         hidden_draw=submission.hidden_draw or 0,  # a regrade keeps the first grading's inputs
         learner=submission.user_id if item is None else None,

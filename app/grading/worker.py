@@ -31,13 +31,14 @@ from app.grading import heartbeats, queue
 from app.grading.doorbell import changes, new_work
 from app.grading.held_runs import HeldRunWatch
 from app.grading.notifications import Listener
-from app.grading.runs import GradeFunction, PoolGrader, report_for
+from app.grading.runs import Grader, PoolGrader, outcome_for
 from app.models import Regrade, RegradeItem, Submission
-from grader.judging.judge import SAMPLES_SEEN
-from grader.judging.report import CaseReport, GradeReport
+from grader.child.verdicts import Mode
+from grader.grade import GradingOutcome
+from grader.judging.judge import NO_HOOKS, GradingHooks
+from grader.judging.report import CaseReport
 from grader.parking import Ticket
 from grader.running.cgroups import process_tag
-from grader.running.limits import refuse_unbounded_gpu_host, sandbox_limits
 from grader.running.log_context import grading_of
 
 log = logging.getLogger("jaxjudge.worker")
@@ -54,10 +55,10 @@ def _alive(tag: str) -> bool:
 
 class EmbeddedWorkers:
     def __init__(
-        self, *, threads: int, grader: GradeFunction | None = None, poll_seconds: float = 0.5
+        self, *, threads: int, grader: Grader | None = None, poll_seconds: float = 0.5
     ) -> None:
         self.threads = threads
-        self.grader: GradeFunction = grader or PoolGrader()
+        self.grader: Grader = grader or PoolGrader()
         self.poll_seconds = poll_seconds
         self.name = heartbeats.process_name()
         self._stop = threading.Event()
@@ -67,23 +68,17 @@ class EmbeddedWorkers:
         self._state_lock = threading.Lock()
         self.heartbeat = heartbeats.Heartbeat(device="cpu", snapshot=self._snapshot)
         self.listener = Listener()
-        self.held_runs = (
-            HeldRunWatch(self.grader.parking, self.name)
-            if isinstance(self.grader, PoolGrader)
-            else None
-        )
+        parking = self.grader.parking
+        self.held_runs = None if parking is None else HeldRunWatch(parking, self.name)
 
     def _snapshot(self) -> heartbeats.Snapshot:
-        ready, size = self.grader.stats() if isinstance(self.grader, PoolGrader) else (0, 0)
+        ready, size = self.grader.stats()
         with self._state_lock:
             jobs = sorted(self._jobs.values())
         return heartbeats.Snapshot(self.threads, ready, size, ready > 0 or size == 0, jobs)
 
     def start(self) -> None:
-        if isinstance(self.grader, PoolGrader):
-            sandbox_limits()  # says once, at start-up, which limits hold and by what
-            refuse_unbounded_gpu_host()
-            self.grader.warm("cpu")  # the first submission should not wait for imports
+        self.grader.start()
         self._release_dead_leases()
         self.heartbeat.start()
         self.listener.start()  # PostgreSQL: NOTIFY from any web process wakes us
@@ -118,9 +113,7 @@ class EmbeddedWorkers:
         for thread in self._threads:
             thread.join(timeout=120)
         self.heartbeat.stop()
-        close = getattr(self.grader, "close", None)
-        if callable(close):
-            close()
+        self.grader.close()
 
     def _database(self, ok: bool, error: BaseException | None = None) -> None:
         """Log the database's state changes, once each."""
@@ -169,10 +162,11 @@ class EmbeddedWorkers:
             self._jobs[worker] = job.id
         with grading_of(job.id):  # every line until it is recorded carries its id
             try:
-                report = self._leased(
+                graded = self._leased(
                     job.id, worker, queue.renew, lambda: self._graded(job, worker)
                 )
-                if self._put_back_for_later(report, job, Submission, worker):
+                report = graded.report
+                if self._put_back_for_later(graded, job, Submission, worker):
                     return True
                 recorded = self._record(
                     lambda session: queue.complete(
@@ -182,7 +176,7 @@ class EmbeddedWorkers:
                         verdict=report.verdict.value,
                         score=report.score,
                         result_json=json.dumps(report.to_json(), allow_nan=False),
-                        hidden_draw=report.variant if report.run_draw else None,
+                        hidden_draw=graded.draw_to_record,
                     ),
                     Submission,
                     job.id,
@@ -202,14 +196,13 @@ class EmbeddedWorkers:
 
     def _held_learners(self) -> dict[int, Ticket]:
         """Learners whose passing run this process holds, and for which code."""
-        if not isinstance(self.grader, PoolGrader):
+        parking = self.grader.parking
+        if parking is None:
             return {}
-        return {
-            int(owner): ticket for owner, (ticket, _since) in self.grader.parking.held().items()
-        }
+        return {int(owner): ticket for owner, (ticket, _since) in parking.held().items()}
 
-    def _graded(self, job: queue.GradingJob, worker: str) -> GradeReport:
-        """The job's report; its samples' reports are stored as soon as they are known,
+    def _graded(self, job: queue.GradingJob, worker: str) -> GradingOutcome:
+        """The job's grading; its samples' reports are stored as soon as they are known,
         so the learner reads them while the hidden cases run."""
 
         def seen(reports: list[CaseReport]) -> None:
@@ -221,11 +214,8 @@ class EmbeddedWorkers:
 
         # A run's samples are its whole report (a run held for the submission after it
         # says SAMPLES_DONE too, grader/parking.py): nothing to show ahead of it.
-        token = SAMPLES_SEEN.set(seen if job.mode == "submit" else None)
-        try:
-            return report_for(job, self.grader)
-        finally:
-            SAMPLES_SEEN.reset(token)
+        hooks = GradingHooks(samples_seen=seen) if job.mode is Mode.SUBMIT else NO_HOOKS
+        return outcome_for(job, self.grader, hooks)
 
     def _store_samples(self, submission_id: int, worker: str, stored: str) -> None:
         try:
@@ -248,10 +238,11 @@ class EmbeddedWorkers:
             regrade = session.get_one(Regrade, item.regrade_id)
             submission = session.get_one(Submission, item.submission_id)
             job = queue.job_of(submission, (item, regrade))
-        report = self._leased(
-            job.id, worker, queue.renew_regrade_item, lambda: report_for(job, self.grader)
+        graded = self._leased(
+            job.id, worker, queue.renew_regrade_item, lambda: outcome_for(job, self.grader)
         )
-        if self._put_back_for_later(report, job, RegradeItem, worker):
+        report = graded.report
+        if self._put_back_for_later(graded, job, RegradeItem, worker):
             return True
 
         def record(session: Any) -> bool:
@@ -272,7 +263,7 @@ class EmbeddedWorkers:
 
     def _put_back_for_later(
         self,
-        report: GradeReport,
+        graded: GradingOutcome,
         job: queue.GradingJob,
         model: type[Submission] | type[RegradeItem],
         worker: str,
@@ -281,7 +272,7 @@ class EmbeddedWorkers:
         a GPU typically because another sandbox held the memory) goes back to the queue
         for a later attempt, by any worker, instead of becoming the learner's
         ``internal_error``; after ``MAX_ATTEMPTS`` the error is recorded."""
-        if not report.retry_later or job.attempts >= queue.MAX_ATTEMPTS:
+        if not graded.retry_later or job.attempts >= queue.MAX_ATTEMPTS:
             return False
         with session_scope() as session:
             returned = queue.put_back(session, model, job.id, worker=worker)
@@ -289,7 +280,7 @@ class EmbeddedWorkers:
             "%s %s: %s; %s",
             model.__tablename__,
             job.id,
-            report.message,
+            graded.report.message,
             "back in the queue for a later attempt" if returned else "lease already lost",
         )
         self._stop.wait(RETRY_PAUSE_SECONDS)  # let whatever held the device let go
@@ -330,8 +321,8 @@ class EmbeddedWorkers:
         row_id: int,
         worker: str,
         renew: Callable[..., bool],
-        work: Callable[[], GradeReport],
-    ) -> GradeReport:
+        work: Callable[[], GradingOutcome],
+    ) -> GradingOutcome:
         renewing = threading.Event()
         keeper = threading.Thread(
             target=self._keep_lease, args=(row_id, worker, renewing, renew), daemon=True

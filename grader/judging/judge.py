@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from contextvars import ContextVar
+from dataclasses import dataclass
 
 from grader.cases import Case
 from grader.child.verdicts import Verdict
@@ -88,13 +88,22 @@ def matching_mistakes(
 
 log = logging.getLogger("jaxjudge.judge")
 
-# Who hears of the samples' reports the moment the child has answered them all, before
-# any hidden input exists in its memory (app/grading/worker.py: the page shows them
-# while the hidden cases run). Read once, where the judge is made, in the grading
-# thread; the reports are the samples' own, never a hidden case's.
-SAMPLES_SEEN: ContextVar[Callable[[list[CaseReport]], None] | None] = ContextVar(
-    "samples_seen", default=None
-)
+
+@dataclass(frozen=True)
+class GradingHooks:
+    """What a grading tells its caller while it runs, each optional. A hook is called
+    from the thread that reads the child's frames, so it returns quickly; its failure is
+    logged and never the grading's.
+
+    ``samples_seen``: the samples' reports, the moment the child has answered them all,
+    before any hidden input exists in its memory (app/grading/worker.py: the page shows
+    them while the hidden cases run); the samples' own reports, never a hidden case's.
+    Only a submit has a hidden phase to be told ahead of."""
+
+    samples_seen: Callable[[list[CaseReport]], None] | None = None
+
+
+NO_HOOKS = GradingHooks()
 
 
 class CaseJudge:
@@ -107,10 +116,11 @@ class CaseJudge:
         keys: list[str],
         trusted: TrustedOutputs,
         device: str = "cpu",
+        hooks: GradingHooks = NO_HOOKS,
     ) -> None:
         self.problem, self.cases, self.keys, self.trusted = problem, cases, keys, trusted
         self.device = device  # whose tolerance holds
-        self.on_samples = SAMPLES_SEEN.get()
+        self.on_samples = hooks.samples_seen
 
     def samples_done(self, reports: list[CaseReport]) -> None:
         """Every first-phase case is judged: tell whoever listens. Their failure is

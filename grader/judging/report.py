@@ -102,15 +102,13 @@ class GradeReport(BaseModel):
     hidden_output: str = ""
     # Staff only (grader/parking.py): graded in the child of a passing run of the same
     # code; on the draw that run chose (in its child, or afresh where its outcome could
-    # not be used), which the submission then records.
+    # not be used). What the submission records goes beside the report
+    # (grader.grade.GradingOutcome.draw_to_record); these say how it was graded.
     continued_from_run: bool = False
     run_draw: bool = False
     hidden_output_withheld: bool = Field(
         False, description="A learner's view: output during hidden cases is not shown."
     )
-    # The grader's own failure (its runtime did not start, or started on the wrong
-    # device): a worker puts the submission back in the queue instead of storing this.
-    retry_later: bool = Field(False, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import settings
 from app.core.db import session_scope
+from app.grading.runs import FunctionGrader
 from app.grading.worker import EmbeddedWorkers
 from app.server.main import create_app
 from grader.child.verdicts import Mode, Verdict
@@ -34,7 +35,7 @@ def stub_grader(
 
 
 def drain_queue() -> None:
-    workers = EmbeddedWorkers(threads=1, grader=stub_grader)
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(stub_grader))
     worker_loop_once(workers)
 
 

@@ -19,6 +19,7 @@ from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.data import accounts, api_tokens
 from app.data import submissions as submission_data
+from app.grading.runs import FunctionGrader
 from app.grading.worker import EmbeddedWorkers
 from app.models import Submission
 from grader.child.verdicts import Mode, Verdict
@@ -107,7 +108,7 @@ def test_workers_back_off_and_log_one_line_per_state_change(
             mode="run",
             max_queued=9,
         )  # something to claim: claiming is a write
-    workers = EmbeddedWorkers(threads=1, grader=accept_all, poll_seconds=0.05)
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(accept_all), poll_seconds=0.05)
     stop = threading.Event()
     caplog.set_level(logging.INFO, logger="jaxjudge.worker")
     thread = threading.Thread(target=lambda: _loop_until(workers, stop), daemon=True)
@@ -154,7 +155,7 @@ def test_a_finished_verdict_waits_for_the_database_and_is_recorded_once(
         release.wait(10)  # the database gets locked while "grading"
         return GradeReport(problem=problem.slug, mode=mode, verdict=Verdict.ACCEPTED, score=1.0)
 
-    workers = EmbeddedWorkers(threads=1, grader=slow_grader)
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(slow_grader))
     done = threading.Thread(target=workers.work_once, args=("test:1-1:0",), daemon=True)
     done.start()
     time.sleep(0.5)

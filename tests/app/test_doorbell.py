@@ -9,6 +9,7 @@ import time
 from fastapi.testclient import TestClient
 
 from app.grading.doorbell import Changes, Doorbell
+from app.grading.runs import FunctionGrader
 from app.grading.worker import EmbeddedWorkers
 from tests.app.conftest import token_for
 from tests.app.test_api import stub_grader
@@ -58,7 +59,7 @@ def test_a_change_rung_from_a_worker_thread_wakes_the_stream_watching_it() -> No
 def test_an_idle_worker_grades_a_new_submission_long_before_its_next_poll(
     client: TestClient,
 ) -> None:
-    workers = EmbeddedWorkers(threads=1, grader=stub_grader, poll_seconds=30)
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(stub_grader), poll_seconds=30)
     workers.start()
     try:
         time.sleep(0.3)  # the worker found nothing and sleeps until its next poll

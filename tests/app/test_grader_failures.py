@@ -11,10 +11,12 @@ from app.core.db import session_scope
 from app.data import accounts
 from app.data import submissions as submission_data
 from app.grading import queue, worker
-from app.grading.runs import report_for
+from app.grading.runs import FunctionGrader, outcome_for
 from app.grading.worker import EmbeddedWorkers
 from app.models import Submission
 from grader.child.verdicts import Mode, Verdict
+from grader.grade import GradingOutcome
+from grader.judging.judge import GradingHooks
 from grader.judging.report import GradeReport
 from grader.problems.problem import Problem
 from grader.running.gpu_sharing import GpuBusyError
@@ -38,15 +40,26 @@ def _submission() -> int:
 def runtime_never_starts(
     problem: Problem, code: str, mode: Mode, device: str, draw: int
 ) -> GradeReport:
-    report = GradeReport(
+    return GradeReport(
         problem=problem.slug,
         mode=mode,
         verdict=Verdict.INTERNAL_ERROR,
         score=0.0,
         message="The grader could not start the runtime; please try again.",
     )
-    report.retry_later = True
-    return report
+
+
+class RuntimeNeverStarts(FunctionGrader):
+    """Every grading fails the way a runtime that did not start fails: the grader's own
+    fault, to be tried again later."""
+
+    def __init__(self) -> None:
+        super().__init__(runtime_never_starts)
+
+    def grade(
+        self, problem: Problem, job: queue.GradingJob, device: str, hooks: GradingHooks
+    ) -> GradingOutcome:
+        return GradingOutcome(super().grade(problem, job, device, hooks).report, retry_later=True)
 
 
 def _row(submission_id: int) -> tuple[str, str | None, int, str | None]:
@@ -60,7 +73,7 @@ def test_a_grader_failure_puts_the_submission_back_until_attempts_run_out(
 ) -> None:
     monkeypatch.setattr(worker, "RETRY_PAUSE_SECONDS", 0.0)
     submission_id = _submission()
-    workers = EmbeddedWorkers(threads=1, grader=runtime_never_starts)
+    workers = EmbeddedWorkers(threads=1, grader=RuntimeNeverStarts())
     for attempt in range(1, queue.MAX_ATTEMPTS):
         assert workers.work_once(WORKER)
         assert _row(submission_id) == ("queued", None, attempt, None)
@@ -83,8 +96,8 @@ def test_busy_gpu_slots_are_a_retry_not_an_error(database: str) -> None:
     def busy(problem: Problem, code: str, mode: Mode, device: str, draw: int) -> GradeReport:
         raise GpuBusyError("all 2 GPU sandbox slots stayed taken for 60 s")
 
-    job = queue.GradingJob(1, "scan-microbatched-grads", None, "x", "submit", 1, 0)
-    report = report_for(job, busy)
-    assert report.retry_later
-    assert report.verdict is Verdict.INTERNAL_ERROR
-    assert "GPU" in report.message
+    job = queue.GradingJob(1, "scan-microbatched-grads", None, "x", Mode.SUBMIT, 1, 0)
+    graded = outcome_for(job, FunctionGrader(busy))
+    assert graded.retry_later
+    assert graded.report.verdict is Verdict.INTERNAL_ERROR
+    assert "GPU" in graded.report.message

@@ -15,6 +15,7 @@ from app.core.db import session_scope
 from app.data import accounts, assignments, catalog, courses, regrades
 from app.data import submissions as submission_data
 from app.data.course_submissions import VERDICT, VERSION_ID, within
+from app.grading.runs import FunctionGrader, GradeFunction
 from app.grading.worker import EmbeddedWorkers
 from app.models import Course, PastVerdict, Regrade, Submission, User
 from grader.child.verdicts import Mode, Verdict
@@ -35,8 +36,8 @@ def fixed_only(
     return GradeReport(problem=problem.slug, mode=mode, verdict=verdict, score=score)
 
 
-def drain(grader: object) -> None:
-    workers = EmbeddedWorkers(threads=1, grader=grader)  # type: ignore[arg-type]
+def drain(grader: GradeFunction) -> None:
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(grader))
     while workers.work_once("test"):
         pass
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.grading.runs import FunctionGrader
 from app.grading.worker import EmbeddedWorkers
 from grader.child.verdicts import Mode, Verdict
 from grader.judging.report import GradeReport
@@ -42,7 +43,7 @@ def test_one_submission_id_from_the_route_to_the_sandbox(
         ("GET", submission_id),
     ]
     caplog.clear()
-    assert EmbeddedWorkers(threads=1, grader=_grader).work_once("test:1-1:0")
+    assert EmbeddedWorkers(threads=1, grader=FunctionGrader(_grader)).work_once("test:1-1:0")
     inside = [r for r in caplog.records if r.getMessage() == "a line from inside the grading"]
     assert [r.submission for r in inside] == [submission_id]  # type: ignore[attr-defined]
     done = [r for r in caplog.records if r.getMessage().startswith(f"submission {submission_id}:")]

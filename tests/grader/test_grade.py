@@ -12,7 +12,7 @@ import pytest
 from grader import expected
 from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
-from grader.grade import grade
+from grader.grade import grade, grade_outcome
 from grader.judging.trusted import TrustedOutputs
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
@@ -289,26 +289,19 @@ def test_a_byte_order_mark_runs_as_python_runs_it(tiny: Problem) -> None:
 
 
 def test_the_samples_reports_are_told_before_the_hidden_cases_run(tiny: Problem) -> None:
-    """SAMPLES_SEEN hears the samples' reports once the child answered them all, the
-    same reports the verdict carries, and never a hidden case."""
-    from grader.judging.judge import SAMPLES_SEEN
+    """The samples_seen hook hears the samples' reports once the child answered them
+    all, the same reports the verdict carries, and never a hidden case."""
+    from grader.judging.judge import GradingHooks
     from grader.judging.report import CaseReport
 
     told: list[list[CaseReport]] = []
-    token = SAMPLES_SEEN.set(told.append)
-    try:
-        report = grade(tiny, "def solve(x, scale):\n    return x\n")
-    finally:
-        SAMPLES_SEEN.reset(token)
+    hooks = GradingHooks(samples_seen=told.append)
+    report = grade_outcome(tiny, "def solve(x, scale):\n    return x\n", hooks=hooks).report
     assert len(told) == 1
     samples = [case for case in report.cases if not case.hidden]
     assert told[0] == samples and all(not case.hidden for case in told[0])
     assert report.verdict is Verdict.WRONG_ANSWER
     # A run (samples only) has no hidden phase: nobody is told ahead of the verdict.
     told.clear()
-    token = SAMPLES_SEEN.set(told.append)
-    try:
-        grade(tiny, CORRECT, mode=Mode.RUN)
-    finally:
-        SAMPLES_SEEN.reset(token)
+    grade_outcome(tiny, CORRECT, mode=Mode.RUN, hooks=hooks)
     assert told == []

@@ -54,7 +54,7 @@ def lot() -> Iterator[ParkingLot]:
 def hold(
     problem: Problem, trusted: TrustedOutputs, source: str, variant: int = 1
 ) -> tuple[GradeReport, HeldRun | None]:
-    return run_and_hold(
+    graded, held = run_and_hold(
         problem,
         source,
         device="cpu",
@@ -63,6 +63,8 @@ def hold(
         limits=LIMITS,
         variant=variant,
     )
+    assert not graded.retry_later and graded.draw_to_record is None
+    return graded.report, held
 
 
 def ticket(source: str, owner: str = "7") -> Ticket:
@@ -78,9 +80,11 @@ def continued(
     lot.park(ticket(source), held)
     parked = lot.take(ticket(source))
     assert parked is not None
-    report = parked.verdict(60)
-    assert report is not None, parked.discarded
-    return run, report, held.variant
+    graded = parked.verdict(60)
+    assert graded is not None, parked.discarded
+    assert graded.draw_to_record == held.variant  # the submission records the run's draw
+    assert not graded.retry_later
+    return run, graded.report, held.variant
 
 
 def afresh(problem: Problem, trusted: TrustedOutputs, source: str, variant: int) -> GradeReport:
@@ -139,10 +143,10 @@ def test_no_hidden_input_reaches_a_held_child_before_its_submission(
     assert not held.child.collector.outcome.hidden_started
     parked = lot.take(ticket(CORRECT))  # the submission, recorded: now, and only now
     assert parked is not None
-    report = parked.verdict(60)
-    assert report is not None and report.accepted
+    graded = parked.verdict(60)
+    assert graded is not None and graded.report.accepted
     assert held.child.collector.outcome.hidden_started
-    assert any(case.hidden for case in report.cases)
+    assert any(case.hidden for case in graded.report.cases)
 
 
 def test_a_held_child_let_go_never_saw_a_hidden_input(

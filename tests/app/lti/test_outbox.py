@@ -18,6 +18,7 @@ from app.core.db import engine, session_scope
 from app.data import assignments, submissions
 from app.data.assignments import AssignmentSettings
 from app.grading import queue
+from app.grading.runs import FunctionGrader
 from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox
 from app.models import Course, LtiAccount, LtiResourceLink, LtiScore, Submission, User, utcnow
@@ -214,7 +215,7 @@ def test_a_verdict_whose_lms_rows_cannot_be_armed_is_not_recorded_until_they_can
             session=session, user=grace, problem=SLUG, code="x = 2", mode="submit", max_queued=5
         ).id
     caplog.set_level(logging.INFO, logger="jaxjudge.worker")
-    workers = EmbeddedWorkers(threads=1, grader=accept_all)
+    workers = EmbeddedWorkers(threads=1, grader=FunctionGrader(accept_all))
     _ddl(REFUSE)
     grading = threading.Thread(target=workers.work_once, args=("test:1-1:0",), daemon=True)
     grading.start()

@@ -10,7 +10,7 @@ import pytest
 from grader import expected
 from grader.child.verdicts import Mode, Verdict
 from grader.config import PROJECT_ROOT
-from grader.grade import grade
+from grader.grade import grade, grade_outcome
 from grader.problems.problem import load_problem
 from grader.running.devices import gpu_available
 from grader.running.launch import PlainLauncher
@@ -34,9 +34,11 @@ def test_a_child_on_another_backend_than_asked_fails_loudly(
     problem = load_problem(SCAN)
     runner = ProcessRunner(PlainLauncher(trusted=False))
     trusted = expected.load_or_compute(problem, "cpu")
-    report = grade(problem, problem.reference_source, device="gpu", runner=runner, trusted=trusted)
-    assert report.verdict is Verdict.INTERNAL_ERROR
-    assert report.retry_later
+    graded = grade_outcome(
+        problem, problem.reference_source, device="gpu", runner=runner, trusted=trusted
+    )
+    assert graded.report.verdict is Verdict.INTERNAL_ERROR
+    assert graded.retry_later
     assert "started on 'cpu', not on the 'gpu' device asked for" in caplog.text
     with pytest.raises(expected.ReferenceRunError, match="not on the 'gpu' device"):
         expected.compute(problem, "gpu")
