@@ -14,6 +14,7 @@ from fastapi import Depends, Header, HTTPException, Request, status
 from app.core.request_db import SessionDep
 from app.core.sessions import browser_session_id, check_csrf
 from app.data import api_tokens, web_sessions
+from app.errors import ForbiddenError
 from app.models import User
 
 
@@ -60,10 +61,9 @@ def browser_user(user: CurrentUser, authorization: Annotated[str | None, Header(
     """The caller, signed in through a browser (password or LMS launch): what makes
     a credential. A request made with an API token is refused (403)."""
     if _bearer_token(authorization) is not None:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
+        raise ForbiddenError(
             "An API token cannot create API tokens: create them on your account page"
-            " (/account) after signing in.",
+            " (/account) after signing in."
         )
     return user
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import secrets
 
-from fastapi import HTTPException, Request, status
+from fastapi import Request
 
 from app.core.config import grader_settings, settings
+from app.errors import ForbiddenError
 
 
 def secret_key() -> str:
@@ -53,9 +54,7 @@ def check_csrf(request: Request, submitted: str | None) -> None:
         or not submitted
         or not secrets.compare_digest(expected.encode(), submitted.encode())
     ):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "This form has expired; reload the page and try again."
-        )
+        raise ForbiddenError("This form has expired; reload the page and try again.")
 
 
 def browser_session_id(request: Request) -> str | None:

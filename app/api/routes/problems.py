@@ -3,12 +3,13 @@ problem complete, and revealing a problem's hints."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Response, status
+from fastapi import APIRouter, Response, status
 
 from app.api.deps import CurrentUser
 from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog, hints, progress
+from app.errors import NotFoundError
 from app.schemas.learners import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
 
@@ -71,7 +72,7 @@ def reveal_hint(slug: str, user: CurrentUser, session: SessionDep) -> dict[str, 
     """Reveal the next hint (recorded; revealed hints stay revealed)."""
     live = catalog.live_problem(session=session, slug=slug)
     if live is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {slug!r}.")
+        raise NotFoundError(f"Unknown problem {slug!r}.")
     texts = live[1].hints
     revealed = hints.reveal_next_hint(
         session=session, user=user, problem=slug, available=len(texts)

@@ -23,6 +23,7 @@ from app.core.db import session_scope
 from app.core.request_db import SessionDep
 from app.data import catalog, comments
 from app.data import submissions as submission_data
+from app.errors import NotFoundError
 from app.grading import queue
 from app.grading.doorbell import changes
 from app.grading.notifications import announce_new_work
@@ -60,7 +61,7 @@ def create_submission(
         return SubmissionCreated(id=earlier.id)
     live = catalog.live_version(session=session, slug=body.problem)
     if live is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"Unknown problem {body.problem!r}.")
+        raise NotFoundError(f"Unknown problem {body.problem!r}.")
     size = len(body.code.encode())
     if size > grader_settings.max_source_bytes:
         raise HTTPException(
@@ -104,7 +105,7 @@ def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) 
 def _owned(session: Session, submission_id: int, user_id: int) -> Submission:
     submission = session.get(Submission, submission_id)
     if submission is None or submission.user_id != user_id:  # others' do not exist for you
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No submission {submission_id}.")
+        raise NotFoundError(f"No submission {submission_id}.")
     return submission
 
 

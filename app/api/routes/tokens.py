@@ -3,11 +3,12 @@ only: app/api/deps.py), revoke."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Response, status
+from fastapi import APIRouter, Response, status
 
 from app.api.deps import BrowserUser, CurrentUser
 from app.core.request_db import SessionDep
 from app.data import api_tokens
+from app.errors import NotFoundError
 from app.schemas.learners import TokenCreate, TokenCreated, TokenPublic, TokensPublic
 
 router = APIRouter(prefix="/api/tokens", tags=["tokens"])
@@ -34,5 +35,5 @@ def create_token(body: TokenCreate, user: BrowserUser, session: SessionDep) -> T
 def revoke_token(token_id: int, user: CurrentUser, session: SessionDep) -> Response:
     """Revoke one of the caller's tokens (the one in use included): it stops working now."""
     if not api_tokens.revoke(session=session, user=user, token_id=token_id):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No token {token_id} of yours.")
+        raise NotFoundError(f"No token {token_id} of yours.")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
