@@ -17,6 +17,7 @@ from app.models import User
 from app.vocabulary import (
     CheckStatus,
     GradeStatus,
+    MemberRole,
     OutboxStatus,
     ProgressStatus,
     RegradeScope,
@@ -102,6 +103,7 @@ templates.env.globals.update(
     SimilarityStatus=SimilarityStatus,
     SimilarityScope=SimilarityScope,
     Role=Role,
+    MemberRole=MemberRole,
 )
 
 
