@@ -256,7 +256,7 @@ def measure_linked(rows: int) -> list[str]:
             made = extensions.from_csv(session=session, course=course,
                                        text=_extensions_csv(rows, due),
                                        by=session.get_one(User, teacher_id))  # fmt: skip
-            gradebook.extensions_changed(session, course=course, changed=made)
+            gradebook.extensions_changed(session=session, course=course, changed=made)
         done = time.monotonic()
         line = (
             f"{rows} rows of extensions in a course linked to an LMS, {attempt}:"

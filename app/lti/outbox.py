@@ -133,7 +133,7 @@ def _plan(session: Session, row: LtiScore, changed_at: datetime) -> _Plan:
         platform=platform,
         sub=account.sub,
         best=gradebook.final_score(
-            session, course=course, user_id=row.user_id, problem=link.problem
+            session=session, course=course, user_id=row.user_id, problem=link.problem
         ),
     )
     session.expunge(platform)

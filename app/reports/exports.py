@@ -159,7 +159,7 @@ def submissions_csv(*, session: Session, course: Course) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(SUBMISSION_COLUMNS)
-    for entry in course_submits(session, course, None, newest_first=False):
+    for entry in course_submits(session=session, course=course, user_ids=None, newest_first=False):
         submission, number = entry.submission, entry.version
         writer.writerow(
             [

@@ -175,7 +175,7 @@ def grade_matrix(
     return matrix
 
 
-def final_score(session: Session, *, course: Course, user_id: int, problem: str) -> float | None:
+def final_score(*, session: Session, course: Course, user_id: int, problem: str) -> float | None:
     """The learner's final score (0 to 1) on ``problem`` as the grade book shows it; None
     before any counted submit or override (the LMS is then left alone)."""
     matrix = grade_matrix(session=session, course=course, learner_ids=[user_id], problem=problem)
@@ -186,7 +186,7 @@ def final_score(session: Session, *, course: Course, user_id: int, problem: str)
 
 
 def grades_changed(
-    session: Session, *, course: Course, problem: str, learner_ids: list[int] | None = None
+    *, session: Session, course: Course, problem: str, learner_ids: list[int] | None = None
 ) -> int:
     """A late policy, an extension or an override changed these learners' grades (all
     the course's when None): arm the LMS rows of the problem's links in this course
@@ -206,7 +206,7 @@ def grades_changed(
     return len(graded) * len(links)
 
 
-def extensions_changed(session: Session, *, course: Course, changed: list[Extension]) -> None:
+def extensions_changed(*, session: Session, course: Course, changed: list[Extension]) -> None:
     """Extensions granted or taken back: recompute and resend the grades they touch,
     once per problem however many rows a CSV held."""
     learners: dict[str, set[int]] = {}
@@ -215,4 +215,4 @@ def extensions_changed(session: Session, *, course: Course, changed: list[Extens
             extensions.affected_learners(session=session, course=course, extension=extension)
         )
     for problem, ids in learners.items():
-        grades_changed(session, course=course, problem=problem, learner_ids=sorted(ids))
+        grades_changed(session=session, course=course, problem=problem, learner_ids=sorted(ids))

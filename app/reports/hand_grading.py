@@ -13,7 +13,7 @@ from app.models import Course, ScoreOverride, Submission, User
 from app.reports import gradebook
 
 
-def course_submission(session: Session, course: Course, submission_id: int) -> Submission:
+def course_submission(*, session: Session, course: Course, submission_id: int) -> Submission:
     """A submit the course counts in its views (its learner's, on an assigned problem)."""
     found: Submission | None = session.scalar(
         within(course, Submission).where(Submission.id == submission_id)
@@ -24,8 +24,8 @@ def course_submission(session: Session, course: Course, submission_id: int) -> S
 
 
 def override(
-    session: Session,
     *,
+    session: Session,
     course: Course,
     learner_id: int,
     slug: str,
@@ -53,5 +53,5 @@ def override(
         reason=reason,
         by=by,
     )
-    gradebook.grades_changed(session, course=course, problem=slug, learner_ids=[learner.id])
+    gradebook.grades_changed(session=session, course=course, problem=slug, learner_ids=[learner.id])
     return row

@@ -41,13 +41,13 @@ def _naive(moment: datetime) -> datetime:
     return moment.replace(tzinfo=None)
 
 
-def workers(session: Session, now: datetime | None = None) -> list[WorkerView]:
+def workers(*, session: Session, now: datetime | None = None) -> list[WorkerView]:
     now = _naive(now or utcnow())
     rows = session.scalars(select(WorkerHeartbeat).order_by(WorkerHeartbeat.name)).all()
     return [WorkerView(row, (now - _naive(row.heartbeat_at)).total_seconds()) for row in rows]
 
 
-def depth_by_status(session: Session) -> dict[str, int]:
+def depth_by_status(*, session: Session) -> dict[str, int]:
     counts = dict(
         session.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
     )
@@ -66,10 +66,10 @@ def _why_stuck(row: Submission, now: datetime, live: set[str]) -> str | None:
     return None
 
 
-def unfinished(session: Session, limit: int = 200) -> list[QueueEntry]:
+def unfinished(*, session: Session, limit: int = 200) -> list[QueueEntry]:
     """Queued and running submissions, oldest first, each with why it looks stuck."""
     now = _naive(utcnow())
-    live = {view.row.name for view in workers(session) if not view.stale}
+    live = {view.row.name for view in workers(session=session) if not view.stale}
     rows = session.scalars(
         select(Submission)
         .where(Submission.status.in_([SubmissionStatus.QUEUED, SubmissionStatus.RUNNING]))
@@ -88,7 +88,7 @@ class FinishedTimes:
     total: float
 
 
-def finished_times(session: Session) -> list[FinishedTimes]:
+def finished_times(*, session: Session) -> list[FinishedTimes]:
     """Every graded submission's timings (seconds), for the metrics' histograms."""
     rows = session.execute(
         select(

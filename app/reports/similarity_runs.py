@@ -101,7 +101,7 @@ def _in_turn(report_id: int) -> None:
         run(report_id)
 
 
-def shared_code(session: Session, problem: str) -> list[str]:
+def shared_code(*, session: Session, problem: str) -> list[str]:
     """What every learner was given: the starter and the statement's code blocks."""
     live = catalog.live_problem(session=session, slug=problem)
     if live is None:
@@ -140,7 +140,9 @@ def run(report_id: int) -> None:
             names = {
                 u.id: u.name for u in session.scalars(select(User).where(User.id.in_(list(chosen))))
             }
-            exclude = fingerprints.shared_code(*shared_code(session, report.problem))
+            exclude = fingerprints.shared_code(
+                *shared_code(session=session, problem=report.problem)
+            )
             by_id = {s.id: s for s in chosen.values()}
             pairs = fingerprints.rank_pairs(
                 {s.id: s.code for s in chosen.values()}, exclude=exclude, limit=KEPT_PAIRS

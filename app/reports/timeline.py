@@ -34,7 +34,7 @@ class TimelineEntry:
 
 
 def course_submits(
-    session: Session, course: Course, user_ids: list[int] | None, *, newest_first: bool
+    *, session: Session, course: Course, user_ids: list[int] | None, newest_first: bool
 ) -> list[TimelineEntry]:
     """The course's submits (of these learners, or all), with late flags and the number
     of the version that graded each."""
@@ -57,4 +57,4 @@ def course_submits(
 
 def timeline(*, session: Session, course: Course, learner: User) -> list[TimelineEntry]:
     """A learner's submits within the course, newest first."""
-    return course_submits(session, course, [learner.id], newest_first=True)
+    return course_submits(session=session, course=course, user_ids=[learner.id], newest_first=True)

@@ -53,9 +53,9 @@ def _add_histogram(
 class DatabaseCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         with session_scope() as session:
-            depth = operations.depth_by_status(session)
-            times = operations.finished_times(session)
-            workers = operations.workers(session)
+            depth = operations.depth_by_status(session=session)
+            times = operations.finished_times(session=session)
+            workers = operations.workers(session=session)
         queue = GaugeMetricFamily(
             "jaxjudge_submissions", "Submissions by status (the queue's depth).", labels=["status"]
         )

@@ -33,7 +33,9 @@ def comment(
     _csrf: CsrfChecked,
     body: Annotated[str, Form()],
 ) -> Response:
-    submission = hand_grading.course_submission(session, access.course, submission_id)
+    submission = hand_grading.course_submission(
+        session=session, course=access.course, submission_id=submission_id
+    )
     comments.add(
         session=session, course=access.course, submission=submission, author=access.user, body=body
     )
@@ -58,7 +60,7 @@ def set_override(
         except ValueError:
             raise InvalidInputError("The points must be a number.") from None
     hand_grading.override(
-        session,
+        session=session,
         course=access.course,
         learner_id=learner_id,
         slug=slug,

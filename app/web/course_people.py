@@ -180,7 +180,7 @@ def grant_extension(
         made = extensions.grant_all(
             session=session, course=access.course, grants=[grant], by=access.user
         )
-        gradebook.extensions_changed(session, course=access.course, changed=made)
+        gradebook.extensions_changed(session=session, course=access.course, changed=made)
 
     return _changing(request, session, access, change)
 
@@ -195,7 +195,7 @@ async def upload_extensions(
 ) -> Response:
     def change(text: str) -> None:
         made = extensions.from_csv(session=session, course=access.course, text=text, by=access.user)
-        gradebook.extensions_changed(session, course=access.course, changed=made)
+        gradebook.extensions_changed(session=session, course=access.course, changed=made)
 
     return await _uploading(request, session, access, file, change)
 
@@ -213,7 +213,7 @@ def remove_extension(
             session=session, course=access.course, extension_id=extension_id
         )
         gradebook.grades_changed(
-            session, course=access.course, problem=problem, learner_ids=learners
+            session=session, course=access.course, problem=problem, learner_ids=learners
         )
 
     return _changing(request, session, access, change)

@@ -236,7 +236,7 @@ def assign_problem(
         return _course_page(
             request, session, access, view=view, status_code=error.status, error=str(error)
         )
-    gradebook.grades_changed(session, course=course, problem=problem)
+    gradebook.grades_changed(session=session, course=course, problem=problem)
     return _back(course.id)
 
 

@@ -19,13 +19,13 @@ router = APIRouter(include_in_schema=False)
 def workers_and_queue(request: Request, session: SessionDep, admin: Admin) -> Response:
     """Every grading process (from its heartbeat) and every unfinished submission,
     stuck ones first (app/reports/operations.py)."""
-    entries = operations.unfinished(session)
+    entries = operations.unfinished(session=session)
     return page(
         request,
         "admin_workers.html",
         admin,
-        workers=operations.workers(session),
-        depth=operations.depth_by_status(session),
+        workers=operations.workers(session=session),
+        depth=operations.depth_by_status(session=session),
         entries=sorted(entries, key=lambda entry: (entry.why_stuck is None, entry.submission.id)),
         stuck=sum(entry.why_stuck is not None for entry in entries),
         preparation=preparation.PROGRESS.snapshot(),

@@ -1,7 +1,7 @@
 """Data functions take the session and their arguments by keyword
 (``def f(*, session, ...)``): a call says what it passes, and adding an argument never
-shifts another. Checked on every public function of every app.data module and of the
-LTI modules that are data functions too."""
+shifts another. Checked on every public function of every app.data and app.reports
+module and of the LTI modules that are data functions too."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from types import ModuleType
 import pytest
 
 import app.data
+import app.reports
 
 MODULES = [
     *(f"app.data.{info.name}" for info in pkgutil.iter_modules(app.data.__path__)),
+    *(f"app.reports.{info.name}" for info in pkgutil.iter_modules(app.reports.__path__)),
     "app.lti.platforms",
     "app.lti.provisioning",
 ]

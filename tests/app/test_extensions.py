@@ -93,7 +93,7 @@ def upload(course_id: int, text: str) -> list[Extension]:
         course = session.get_one(Course, course_id)
         teacher = session.scalars(select(User).where(User.name == "teacher")).one()
         made = extensions.from_csv(session=session, course=course, text=text, by=teacher)
-        gradebook.extensions_changed(session, course=course, changed=made)
+        gradebook.extensions_changed(session=session, course=course, changed=made)
         return made
 
 

@@ -29,7 +29,9 @@ router = APIRouter(prefix="/api/courses", tags=["courses"])
 
 @router.get("/{course_id}/submissions/{submission_id}/comments", response_model=CommentsPublic)
 def list_comments(submission_id: int, access: Staff, session: SessionDep) -> CommentsPublic:
-    submission = hand_grading.course_submission(session, access.course, submission_id)
+    submission = hand_grading.course_submission(
+        session=session, course=access.course, submission_id=submission_id
+    )
     found = comments.on_submissions(
         session=session, submission_ids=[submission.id], course=access.course
     ).get(submission.id, [])
@@ -45,7 +47,9 @@ def add_comment(
     submission_id: int, body: CommentCreate, access: Staff, session: SessionDep
 ) -> CommentPublic:
     """A comment its learner reads beside the submission."""
-    submission = hand_grading.course_submission(session, access.course, submission_id)
+    submission = hand_grading.course_submission(
+        session=session, course=access.course, submission_id=submission_id
+    )
     made = comments.add(
         session=session,
         course=access.course,
@@ -65,7 +69,7 @@ def set_override(
     """Set the learner's points on the assignment (null: back to the computed score),
     with a reason; audited, and sent to a linked LMS."""
     made = hand_grading.override(
-        session,
+        session=session,
         course=access.course,
         learner_id=learner_id,
         slug=slug,

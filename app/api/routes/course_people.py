@@ -91,7 +91,7 @@ def grant_extensions(
     made = extensions.grant_all(
         session=session, course=access.course, grants=grants, by=access.user
     )
-    gradebook.extensions_changed(session, course=access.course, changed=made)
+    gradebook.extensions_changed(session=session, course=access.course, changed=made)
     return _public(made)
 
 
@@ -109,7 +109,7 @@ async def upload_extensions(
 
     def grant() -> ExtensionsPublic:  # off the event loop: reading 5,000 rows takes a moment
         made = extensions.from_csv(session=session, course=access.course, text=text, by=access.user)
-        gradebook.extensions_changed(session, course=access.course, changed=made)
+        gradebook.extensions_changed(session=session, course=access.course, changed=made)
         session.commit()  # the course is held from the grant to here, not while answering
         return _public(made)
 
@@ -121,5 +121,7 @@ def remove_extension(extension_id: int, access: Instructor, session: SessionDep)
     problem, learners = extensions.remove(
         session=session, course=access.course, extension_id=extension_id
     )
-    gradebook.grades_changed(session, course=access.course, problem=problem, learner_ids=learners)
+    gradebook.grades_changed(
+        session=session, course=access.course, problem=problem, learner_ids=learners
+    )
     return Response(status_code=status.HTTP_204_NO_CONTENT)

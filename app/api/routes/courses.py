@@ -157,7 +157,7 @@ def assign_problem(
         settings=settings,
         confirm_past_due=body.confirm_past_due,
     )
-    gradebook.grades_changed(session, course=access.course, problem=body.problem)
+    gradebook.grades_changed(session=session, course=access.course, problem=body.problem)
     return AssignmentPublic.model_validate(assignment)
 
 

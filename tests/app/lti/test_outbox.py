@@ -393,7 +393,7 @@ def test_a_late_policy_and_an_override_send_the_changed_score_again(
             ),
             confirm_past_due=True,
         )
-        assert gradebook.grades_changed(session, course=course, problem=SLUG) == 1
+        assert gradebook.grades_changed(session=session, course=course, problem=SLUG) == 1
     assert outbox.deliver_due() == 1
     with session_scope() as session:
         (course,) = session.scalars(select(Course))
@@ -401,7 +401,7 @@ def test_a_late_policy_and_an_override_send_the_changed_score_again(
         ada = session.scalar(select(LtiAccount).where(LtiAccount.sub == ADA.sub))
         assert grace is not None and ada is not None
         hand_grading.override(
-            session,
+            session=session,
             course=course,
             learner_id=grace.user_id,
             slug=SLUG,
