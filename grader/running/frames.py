@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -24,12 +24,24 @@ from grader.child import protocol
 from grader.child.protocol import Frame, Kind, ProtocolError
 from grader.child.verdicts import Verdict
 from grader.judging.job import CaseOutcome, Job, Program, RunOutcome, SolutionOutcome
+from grader.judging.report import CaseReport
 from grader.judging.trees import Output, OutputTree
 
 log = logging.getLogger("jaxjudge.frames")
 
-# Turns an accepted case (by its index in the job) into what is kept of it.
-CaseJudge = Callable[[int, CaseOutcome], CaseOutcome]
+
+class CaseListener(Protocol):
+    """What the frame reader hands every accepted case to as it arrives
+    (grader/judging/judge.py's ``CaseJudge`` in a grading)."""
+
+    def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
+        """The case at ``position`` in the job, turned into what is kept of it."""
+        ...
+
+    def samples_done(self, reports: list[CaseReport]) -> None:
+        """Every first-phase case is in (their reports), before any hidden input is sent."""
+        ...
+
 
 # What a child may propose; accepted, wrong answer and the rest are the parent's to decide.
 CHILD_VERDICTS = frozenset(
@@ -139,7 +151,7 @@ class FrameCollector:
     def __init__(self, max_elements: int) -> None:
         self.job: Job | None = None
         self.max_elements = max_elements
-        self.judge: CaseJudge | None = None
+        self.judge: CaseListener | None = None
         self.outcome = RunOutcome(solutions=[])
         self.hello = threading.Event()
         self.samples_done = threading.Event()  # the child may now receive hidden cases
@@ -163,7 +175,7 @@ class FrameCollector:
             self.hello.wait(min(remaining, 0.05))
         return self.hello.is_set()
 
-    def bind(self, job: Job, judge: CaseJudge | None = None) -> None:
+    def bind(self, job: Job, judge: CaseListener | None = None) -> None:
         """Called before the job is written: from here on frames refer to it. ``judge``
         compares each case the moment it is accepted and keeps its report instead of
         its arrays (grader/judging/judge.py): a grading then holds one case's outputs at a time."""
@@ -249,12 +261,9 @@ class FrameCollector:
         ):
             raise ProtocolError("SAMPLES_DONE out of place")
         self.samples_done.set()
-        # grader.judging.judge.CaseJudge.samples_done: who listens reads the samples' reports now,
-        # before the hidden inputs are sent (a bare judge function has no listener).
-        tell = getattr(self.judge, "samples_done", None)
-        if tell is not None:
+        if self.judge is not None:  # it reads the samples' reports before the hidden inputs go
             judged = [solution.cases[i] for i in range(len(job.cases))]
-            tell([c.judged.report for c in judged if c.judged is not None])
+            self.judge.samples_done([c.judged.report for c in judged if c.judged is not None])
 
     def _case(self, frame: Frame, job: Job) -> CaseOutcome:
         seconds = _seconds(frame.meta)

@@ -30,7 +30,7 @@ from collections import deque
 
 from grader.judging.job import Job, RunOutcome
 from grader.running import gpu_sharing
-from grader.running.frames import CaseJudge
+from grader.running.frames import CaseListener
 from grader.running.launch import Launcher
 from grader.running.supervise import Pause, StartedChild, run_retrying
 
@@ -173,7 +173,7 @@ class WarmPool:
         return StartedChild(self.launcher, device=self.device, memory_mb=self.memory_mb)
 
     def run(
-        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+        self, job: Job, judge: CaseListener | None = None, pause: Pause | None = None
     ) -> RunOutcome:
         if job.device != self.device:
             raise ValueError(f"this pool runs {self.device} jobs, not {job.device}")

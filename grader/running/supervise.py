@@ -32,7 +32,7 @@ from grader.child import protocol
 from grader.child.protocol import JobMessage, Kind, SourceRef
 from grader.config import settings
 from grader.judging.job import Job, RunOutcome
-from grader.running.frames import CaseJudge, FrameCollector
+from grader.running.frames import CaseListener, FrameCollector
 from grader.running.gpu_sharing import MemoryWatch
 from grader.running.launch import Launcher, LaunchSpec, PlainLauncher, cpu_seconds_for
 from grader.running.output import OutputDrain
@@ -204,7 +204,7 @@ class StartedChild:
             if close:
                 stdin.close()
 
-    def _deliver(self, job: Job, judge: CaseJudge | None) -> None:
+    def _deliver(self, job: Job, judge: CaseListener | None) -> None:
         """Bind the job's limits, then write its first phase."""
         if self.spec.set_memory_limit is not None:
             self.spec.set_memory_limit(job.memory_mb * 2**20)
@@ -275,7 +275,7 @@ class StartedChild:
         return False
 
     def run(
-        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+        self, job: Job, judge: CaseListener | None = None, pause: Pause | None = None
     ) -> RunOutcome:
         """Deliver the job, supervise it to the end, and close the child; with ``pause``
         (a job with hidden cases), stop after the samples instead and keep the child
@@ -413,14 +413,14 @@ class StartedChild:
 
 
 class Runner(Protocol):
-    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome: ...
+    def run(self, job: Job, judge: CaseListener | None = None) -> RunOutcome: ...
 
 
 class PausingRunner(Protocol):
     """A runner that can stop a learner's job after its samples and hand over the child."""
 
     def run(
-        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+        self, job: Job, judge: CaseListener | None = None, pause: Pause | None = None
     ) -> RunOutcome: ...
 
 
@@ -428,7 +428,7 @@ def run_retrying(
     first: StartedChild,
     start: Callable[[bool], StartedChild],
     job: Job,
-    judge: CaseJudge | None = None,
+    judge: CaseListener | None = None,
     pause: Pause | None = None,
 ) -> RunOutcome:
     """Run ``job`` on ``first`` (pausing after its samples with ``pause``); once more on a fresh child (``start(boosted)``) if the
@@ -472,7 +472,7 @@ class ProcessRunner:
         )
 
     def run(
-        self, job: Job, judge: CaseJudge | None = None, pause: Pause | None = None
+        self, job: Job, judge: CaseListener | None = None, pause: Pause | None = None
     ) -> RunOutcome:
         return run_retrying(
             self._start(job), lambda boosted: self._start(job, boosted), job, judge, pause

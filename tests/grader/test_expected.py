@@ -16,7 +16,7 @@ from grader.config import settings
 from grader.judging.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.problems.problem import Problem, load_problem
 from grader.running import gpu_sharing
-from grader.running.frames import CaseJudge
+from grader.running.frames import CaseListener
 
 
 def array(output: object) -> np.ndarray[Any, Any]:
@@ -31,7 +31,7 @@ class FakeRunner:
         self.jobs: list[Job] = []
         self.failing_case = failing_case
 
-    def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
+    def run(self, job: Job, judge: CaseListener | None = None) -> RunOutcome:
         self.jobs.append(job)
         solutions = []
         for s, _solution in enumerate(job.solutions):
@@ -81,7 +81,7 @@ def test_a_reference_that_fails_names_the_case(problem: Problem) -> None:
 
 def test_a_mistake_that_fails_is_recorded_not_raised(problem: Problem) -> None:
     class MistakeFails(FakeRunner):
-        def run(self, job: Job, judge: CaseJudge | None = None) -> RunOutcome:
+        def run(self, job: Job, judge: CaseListener | None = None) -> RunOutcome:
             outcome = super().run(job)
             outcome.solutions[1].cases[0] = CaseOutcome(seconds=0.0, outputs=["returned None"])
             return outcome
