@@ -20,15 +20,20 @@ from app.models import CourseMember, LtiContext, LtiResourceLink, LtiScore, utcn
 from app.vocabulary import MemberRole, OutboxStatus
 
 
-def arm(*, session: Session, link_id: int, user_id: int) -> None:
-    """Set the (link, learner) row to be sent now, making it if it is the first."""
+def _armed_now() -> dict[str, object]:
+    """An outbox row's columns when it is (re)armed: pending, to be sent now, afresh."""
     now = utcnow()
-    values = {
+    return {
         "status": OutboxStatus.PENDING,
         "attempts": 0,
         "next_attempt_at": now,
         "changed_at": now,
     }
+
+
+def arm(*, session: Session, link_id: int, user_id: int) -> None:
+    """Set the (link, learner) row to be sent now, making it if it is the first."""
+    values = _armed_now()
     where = (LtiScore.link_id == link_id) & (LtiScore.user_id == user_id)
     if getattr(session.execute(update(LtiScore).where(where).values(**values)), "rowcount", 0):
         return
@@ -46,13 +51,7 @@ def arm_all(*, session: Session, link_id: int, user_ids: list[int]) -> None:
     verdict arm one of them meanwhile, each of those learners goes through ``arm``."""
     if not user_ids:
         return
-    now = utcnow()
-    values = {
-        "status": OutboxStatus.PENDING,
-        "attempts": 0,
-        "next_attempt_at": now,
-        "changed_at": now,
-    }
+    values = _armed_now()
     mine = (LtiScore.link_id == link_id) & LtiScore.user_id.in_(user_ids)
     session.execute(
         update(LtiScore).where(mine).values(**values).execution_options(synchronize_session=False)
