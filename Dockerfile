@@ -10,7 +10,7 @@ FROM ${BASE_IMAGE}
 # Debian's python3 and venv only where the base has no Python of its own. The
 # virtualenv works on both bases (Debian's python refuses system-wide pip installs).
 RUN apt-get update \
- && packages=bubblewrap \
+ && packages="bubblewrap xmlsec1" \
  && if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then packages="$packages python3 python3-venv"; fi \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages \
  && rm -rf /var/lib/apt/lists/* \

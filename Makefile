@@ -18,12 +18,14 @@ venv: system-deps $(STAMP) $(AXE)
 
 # Debian packages: bubblewrap sandboxes every submission; chromium runs the
 # browser test (Playwright drives it; no browser is ever downloaded); postgresql
-# is the database jaxjudge scales on, and the tests start a real server of it.
-DEBIAN_PACKAGES := bubblewrap chromium postgresql npm
+# is the database jaxjudge scales on, and the tests start a real server of it; xmlsec1
+# signs and verifies SAML messages (pysaml2 calls it).
+DEBIAN_PACKAGES := bubblewrap chromium postgresql npm xmlsec1
 system-deps:
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	command -v xmlsec1 >/dev/null 2>&1 || missing="$$missing xmlsec1"; \
 	{ command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -9,6 +9,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from app.vocabulary import (
     CheckStatus,
+    IdSource,
     LatePolicy,
     OutboxStatus,
     RegradeStatus,
@@ -48,6 +49,18 @@ class User(Base):
     display_name: Mapped[str] = mapped_column(String(120), default="")
     email: Mapped[str] = mapped_column(String(254), default="")
     student_id: Mapped[str] = mapped_column(String(64), default="")
+    # IdSource of each; an email is used (exports, notifications, reset) only once
+    # verified (a followed link) or given by the identity provider.
+    email_source: Mapped[str] = mapped_column(String(16), default=IdSource.NONE)
+    email_verified_at: Mapped[datetime | None] = mapped_column(default=None)
+    student_id_source: Mapped[str] = mapped_column(String(16), default=IdSource.NONE)
+    # Notifications by email (NotificationKind), each switched off here.
+    notify_comment: Mapped[bool] = mapped_column(default=True)
+    notify_regrade: Mapped[bool] = mapped_column(default=True)
+    notify_extension: Mapped[bool] = mapped_column(default=True)
+    notify_deadline: Mapped[bool] = mapped_column(default=True)
+    # When the last daily digest of due assignments went out.
+    deadline_digest_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class ApiToken(Base):
@@ -167,6 +180,8 @@ class Course(Base):
     name: Mapped[str] = mapped_column(String(120))
     join_code: Mapped[str] = mapped_column(String(16), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Joining with the code asks for a student id first (kept as self-declared).
+    requires_student_id: Mapped[bool] = mapped_column(default=False)
 
 
 class CourseMember(Base):
@@ -643,3 +658,95 @@ class LtiKey(Base):
     private_pem: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     retired_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class MailMessage(Base):
+    """The mail outbox: a message rendered when it was queued (in the transaction that
+    caused it), sent later by app/mail/delivery.py outside any request, retried with
+    back-off across restarts, shown to admins."""
+
+    __tablename__ = "mail_outbox"
+    __table_args__ = (Index("ix_mail_outbox_due", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    kind: Mapped[str] = mapped_column(String(32))  # MailKind
+    to_address: Mapped[str] = mapped_column(String(254))
+    subject: Mapped[str] = mapped_column(String(200))
+    text_body: Mapped[str] = mapped_column(Text)
+    html_body: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(8), default=OutboxStatus.PENDING)
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class OneTimeLink(Base):
+    """A single-use link (password reset, email verification): only a SHA-256 of its
+    token is stored; it works once, before ``expires_at``."""
+
+    __tablename__ = "one_time_links"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    purpose: Mapped[str] = mapped_column(String(16))  # OneTimeLinkPurpose
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str] = mapped_column(String(254), default="")  # the address verified
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class ExternalIdentity(Base):
+    """An account's identity at an identity provider (OpenID Connect or SAML): found by
+    (issuer, subject), never by email. Linked at a first sign-in (a new account) or from
+    a signed-in session (the account page)."""
+
+    __tablename__ = "external_identities"
+    __table_args__ = (UniqueConstraint("issuer", "subject"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    protocol: Mapped[str] = mapped_column(String(8))  # SignInProtocol
+    provider: Mapped[str] = mapped_column(String(64))  # the operator's name for it
+    issuer: Mapped[str] = mapped_column(String(500))  # OIDC `iss`, SAML IdP entity id
+    subject: Mapped[str] = mapped_column(String(255))  # OIDC `sub`, SAML NameID/ePPN
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SignInRequest(Base):
+    """A sign-in sent to an identity provider, kept on the server and used once: OIDC's
+    ``state`` (hashed), ``nonce`` and PKCE verifier, or a SAML AuthnRequest's ID
+    (its RelayState hashed). ``link_user_id``: started from the account page to link."""
+
+    __tablename__ = "sign_in_requests"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    state_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    protocol: Mapped[str] = mapped_column(String(8))  # SignInProtocol
+    provider: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[str] = mapped_column(String(128), default="")
+    code_verifier: Mapped[str] = mapped_column(String(128), default="")
+    request_id: Mapped[str] = mapped_column(String(128), default="")  # SAML AuthnRequest ID
+    next_path: Mapped[str] = mapped_column(String(2000), default="/")
+    link_user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class SeenAssertion(Base):
+    """A SAML assertion's ID, kept until it would expire anyway: a replay is refused."""
+
+    __tablename__ = "seen_assertions"
+
+    assertion_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(500))
+    expires_at: Mapped[datetime]

@@ -86,7 +86,8 @@ class GradeStatus(StrEnum):
 
 
 class OutboxStatus(StrEnum):
-    """A learner's grade in the LMS grade-book outbox (app/lti/outbox.py)."""
+    """A row of an outbox: a learner's grade for the LMS (app/lti/outbox.py), or a mail
+    (app/mail/delivery.py)."""
 
     PENDING = "pending"  # to be sent (again): armed, or retried after a failure
     SENT = "sent"
@@ -106,6 +107,53 @@ class SimilarityScope(StrEnum):
 
     ACCEPTED = "accepted"  # their latest accepted one in the window
     FINAL = "final"  # their latest one in the window, whatever its verdict
+
+
+class MailKind(StrEnum):
+    """What a mail in the outbox is for (app/data/mail.py); notifications carry a
+    switch each on the account page (``NotificationKind``)."""
+
+    PASSWORD_RESET = "password-reset"
+    EMAIL_VERIFICATION = "email-verification"
+    COMMENT = "comment"
+    REGRADE = "regrade"
+    EXTENSION = "extension"
+    DEADLINE_DIGEST = "deadline-digest"
+
+
+class NotificationKind(StrEnum):
+    """A notification an account can turn off (each a ``User.notify_*`` column)."""
+
+    COMMENT = "comment"  # a staff comment on your submission
+    REGRADE = "regrade"  # a regrade changed your verdict or score
+    EXTENSION = "extension"  # an extension granted to you
+    DEADLINE = "deadline"  # the daily digest of assignments due within 24 h
+
+
+class OneTimeLinkPurpose(StrEnum):
+    """What a single-use link mailed (or printed for an admin) does (app/data/one_time_links.py)."""
+
+    RESET_PASSWORD = "reset-password"
+    VERIFY_EMAIL = "verify-email"
+
+
+class SignInProtocol(StrEnum):
+    """How an external identity provider signs people in (app/sso/)."""
+
+    OIDC = "oidc"
+    SAML = "saml"
+
+
+class IdSource(StrEnum):
+    """Where an account's own email or student id came from; the export says it per row
+    (app/reports/export_ids.py). The instructor's mapping and the course's LMS are
+    kept apart from the account (CourseMember.student_id, LtiAccount.email)."""
+
+    NONE = ""  # nothing set
+    SELF_DECLARED = "self"  # typed by the learner, unverified
+    VERIFIED = "verified"  # an email whose link the learner followed
+    SSO = "sso"  # from the university's identity provider (OIDC claim or SAML attribute)
+    LMS = "lms"  # from an LMS launch
 
 
 PREVIEW_ROLES = (Role.AUTHOR, Role.INSTRUCTOR, Role.ADMIN)

@@ -12,8 +12,10 @@ nothing about whether an account exists.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +29,9 @@ from app.errors import ConflictError, InvalidInputError
 from app.models import ROLES, ApiToken, User, WebSession, utcnow
 from app.vocabulary import Role
 
+# Not an Argon2 hash: no password ever verifies against it. An account made by an LMS
+# launch or a single sign-on has it until its owner sets one (a reset link).
+NO_PASSWORD = "!none"
 FREE_FAILURES = 5
 FIRST_DELAY = timedelta(seconds=30)
 MAX_DELAY = timedelta(minutes=15)
@@ -56,6 +61,48 @@ def create_user(*, session: Session, name: str, password: str, role: str = Role.
     session.add(user)
     session.flush()
     return user
+
+
+def new_account_without_password(*, session: Session, name: str, role: str) -> User:
+    """An account made by an identity provider's first sign-in: a valid, free name (the
+    caller's ``unused_name``) and no password until its owner sets one."""
+    user = User(
+        name=name, canonical_name=names.canonical(name), password_hash=NO_PASSWORD, role=role
+    )
+    session.add(user)
+    session.flush()
+    return user
+
+
+def has_password(user: User) -> bool:
+    """Whether a password can sign ``user`` in (an LMS or SSO account has none at first)."""
+    return user.password_hash.startswith("$argon2")
+
+
+def _name_from(*, email: str, full_name: str, subject: str, prefix: str) -> str:
+    """A valid user name: the email's local part, else the name, made ASCII; for a
+    provider that shares neither, ``prefix`` and a digest of the subject (stable, and
+    unlikely to be taken)."""
+    source = email.split("@", 1)[0] if email else full_name
+    ascii_name = unicodedata.normalize("NFKD", source).encode("ascii", "ignore").decode()
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_name).strip(".-_")[:28]
+    if names.NAME.match(name):
+        return name
+    return f"{prefix}-" + hashlib.sha256(subject.encode()).hexdigest()[:10]
+
+
+def unused_name(*, session: Session, email: str, full_name: str, subject: str, prefix: str) -> str:
+    """A free user name for an account an LMS or an identity provider makes: the one
+    ``_name_from`` derives, else it with ``-2``, ``-3``, ..."""
+    base = _name_from(email=email, full_name=full_name, subject=subject, prefix=prefix)
+    for suffix in ["", *(f"-{n}" for n in range(2, 1000))]:
+        candidate = base + suffix
+        taken = session.scalar(
+            select(User.id).where(User.canonical_name == names.canonical(candidate))
+        )
+        if taken is None:
+            return candidate
+    raise ConflictError("No free user name could be made for this account.")
 
 
 def user_by_name(*, session: Session, name: str) -> User | None:

@@ -10,18 +10,15 @@ has opened jaxjudge from yet is refused: a course is never made by a learner.
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import names
-from app.data import assignments, catalog, courses, lti_scores, members
+from app.data import accounts, assignments, catalog, courses, lti_scores, members
 from app.data.course_submissions import within
-from app.errors import InvalidInputError
+from app.errors import ConflictError, InvalidInputError
 from app.lti.claims import Launch, Services
 from app.lti.launch import LaunchError
 from app.models import (
@@ -37,34 +34,13 @@ from app.models import (
 )
 from app.vocabulary import MemberRole, Role, SubmissionStatus
 
-NO_PASSWORD = "!lti"  # not an Argon2 hash: no password ever verifies against it
+NO_PASSWORD = (
+    "!lti"  # not an Argon2 hash: no password ever verifies against it (as accounts.NO_PASSWORD)
+)
 
 CUSTOM_PROBLEM = "problem"
 CUSTOM_DUE = "due_at"
 CUSTOM_POINTS = "points"  # the column's maximum, as deep linking made it
-
-
-def _name_from(*, email: str, full_name: str, sub: str) -> str:
-    """A valid user name: the email's local part, else the name, made ASCII; for an LMS
-    that shares neither, ``lms-`` and a digest of the ``sub`` (stable, and unlikely to
-    be taken)."""
-    source = email.split("@", 1)[0] if email else full_name
-    ascii_name = unicodedata.normalize("NFKD", source).encode("ascii", "ignore").decode()
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_name).strip(".-_")[:28]
-    if names.NAME.match(name):
-        return name
-    return "lms-" + hashlib.sha256(sub.encode()).hexdigest()[:10]
-
-
-def _unused_name(session: Session, base: str) -> str:
-    for suffix in ["", *(f"-{n}" for n in range(2, 1000))]:
-        candidate = base + suffix
-        taken = session.scalar(
-            select(User.id).where(User.canonical_name == names.canonical(candidate))
-        )
-        if taken is None:
-            return candidate
-    raise LaunchError("No free user name could be made for this LMS account.")
 
 
 def same_authority(*, session: Session, platform_id: int) -> list[int]:
@@ -107,7 +83,12 @@ def linked_user(
         user.email = user.email or email[:254]
         user.display_name = user.display_name or full_name[:120]
         return user
-    name = _unused_name(session, _name_from(email=email, full_name=full_name, sub=sub))
+    try:
+        name = accounts.unused_name(
+            session=session, email=email, full_name=full_name, subject=sub, prefix="lms"
+        )
+    except ConflictError as error:
+        raise LaunchError("No free user name could be made for this LMS account.") from error
     user = User(
         name=name,
         canonical_name=names.canonical(name),
