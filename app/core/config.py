@@ -132,6 +132,48 @@ class WebSettings(BaseSettings):
         ),
     )
 
+    smtp_url: str | None = Field(
+        None,
+        description=(
+            "Where mail is sent: smtp://USER:PASSWORD@HOST:587 (STARTTLS when the server"
+            " offers it; ?starttls=required refuses one that does not), smtps://...:465"
+            " (TLS from the start); user and password URL-encoded; ?cafile=PATH trusts a"
+            " private CA. Credentials only ever travel over TLS. Unset: mails are written as"
+            " .eml files to the data dir's mail/ folder (the admin mail page says so)."
+        ),
+    )
+    smtp_timeout: float = Field(
+        20.0, gt=0, description="Seconds one SMTP connection or reply may take."
+    )
+    mail_from: str = Field(
+        "jaxjudge <jaxjudge@localhost>",
+        description="The From of every mail (an address the SMTP server may send as).",
+    )
+    require_verified_email: bool = Field(
+        False,
+        description=(
+            "true: sign-up asks for an email, and an account submits nothing until it has"
+            " followed the link mailed to it (or its identity provider gave the address)."
+        ),
+    )
+
+    oidc_providers: str = Field(
+        "",
+        description=(
+            "OpenID Connect providers people may sign in with: a JSON list of objects (name,"
+            " label, issuer, client_id, client_secret; optional scopes, student_id_claim,"
+            " allowed_domains), or the path of a file holding that list (keep client secrets"
+            " out of the environment). docs/deployment.md, Sign-in. Unset: none."
+        ),
+    )
+    password_sign_in: bool = Field(
+        True,
+        description=(
+            "false: the sign-in page shows only the single sign-on buttons, sign-up is"
+            " closed, and a password signs in administrators only (at /login?password=1)."
+        ),
+    )
+
     max_request_bytes: int = Field(
         64 * 1024,
         description=(
