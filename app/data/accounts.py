@@ -27,7 +27,7 @@ from app.core import names, passwords
 from app.core.security import hash_password, verify_password
 from app.errors import ConflictError, InvalidInputError
 from app.models import ROLES, ApiToken, User, WebSession, utcnow
-from app.vocabulary import Role
+from app.vocabulary import IdSource, Role
 
 # Not an Argon2 hash: no password ever verifies against it. An account made by an LMS
 # launch or a single sign-on has it until its owner sets one (a reset link).
@@ -225,5 +225,27 @@ def set_profile(
         raise InvalidInputError("That does not look like an email address.")
     if len(student_id) > 64:
         raise InvalidInputError("A student id is at most 64 characters.")
+    _refuse_given(user, email=email, student_id=student_id)
+    if student_id != user.student_id:  # typed by the learner: nothing vouches for it
+        user.student_id_source = IdSource.SELF_DECLARED if student_id else IdSource.NONE
     user.display_name, user.email, user.student_id = display_name, email, student_id
     session.flush()
+
+
+# Given by the university's sign-in or the LMS: shown read-only on the account page.
+GIVEN_SOURCES = frozenset({IdSource.SSO, IdSource.LMS})
+_GIVER = {IdSource.SSO: "your university's sign-in", IdSource.LMS: "your LMS"}
+
+
+def _refuse_given(user: User, *, email: str, student_id: str) -> None:
+    """A learner cannot type over an id that SSO or the LMS gave (a forged form)."""
+    if user.student_id_source in GIVEN_SOURCES and student_id != user.student_id:
+        raise InvalidInputError(
+            f"Your student id came from {_GIVER[IdSource(user.student_id_source)]}"
+            " and cannot be changed here."
+        )
+    if user.email_source in GIVEN_SOURCES and email != user.email:
+        raise InvalidInputError(
+            f"Your email came from {_GIVER[IdSource(user.email_source)]}"
+            " and cannot be changed here."
+        )

@@ -9,6 +9,7 @@ from collections import defaultdict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.data import notifications
 from app.errors import InvalidInputError
 from app.models import Course, Submission, SubmissionComment, User
 
@@ -31,6 +32,9 @@ def add(
     )
     session.add(comment)
     session.flush()
+    notifications.comment_added(
+        session=session, comment=comment, submission=submission, course=course
+    )
     return comment
 
 

@@ -20,7 +20,7 @@ from app.models import (
     Regrade,
     User,
 )
-from app.vocabulary import COURSE_CREATOR_ROLES, STAFF_ROLES, MemberRole
+from app.vocabulary import COURSE_CREATOR_ROLES, STAFF_ROLES, IdSource, MemberRole
 
 JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
@@ -44,11 +44,17 @@ def new_join_code() -> str:
     return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(8))
 
 
-def join_course(*, session: Session, code: str, user: User, address: str) -> Course:
+def join_course(
+    *, session: Session, code: str, user: User, address: str, student_id: str = ""
+) -> Course:
     """Join by code. A code is the only key to a course, so wrong ones are throttled like
     passwords, per account and per address (``address``: the client's,
     app/core/throttle.py): ten an account a quarter of an hour, twenty an address in
-    five minutes, where one client once tried a hundred a second."""
+    five minutes, where one client once tried a hundred a second.
+
+    A course that requires a student id (``Course.requires_student_id``) takes a new
+    learner who has none only with one (``student_id``), kept on the account as
+    self-declared; an account that has one joins as it is."""
     windows = (
         (throttle.wrong_join_codes_by_account, f"user:{user.id}"),
         (throttle.wrong_join_codes_by_address, address),
@@ -62,10 +68,29 @@ def join_course(*, session: Session, code: str, user: User, address: str) -> Cou
             window.record(key)
         raise InvalidInputError("no course has that join code")
     if membership(session=session, course=course, user=user) is None:
+        _ask_student_id(course, user, student_id)
         session.add(CourseMember(course_id=course.id, user_id=user.id, role=MemberRole.LEARNER))
     enrol(session=session, course=course, user=user, how="code")
     session.flush()
     return course
+
+
+def _ask_student_id(course: Course, user: User, student_id: str) -> None:
+    if not course.requires_student_id or user.student_id.strip():
+        return
+    student_id = student_id.strip()
+    if not student_id:
+        raise InvalidInputError(
+            f"{course.name} asks for your student id: enter it with the join code."
+        )
+    if len(student_id) > 64:
+        raise InvalidInputError("A student id is at most 64 characters.")
+    user.student_id, user.student_id_source = student_id, IdSource.SELF_DECLARED
+
+
+def set_requires_student_id(*, session: Session, course: Course, required: bool) -> None:
+    course.requires_student_id = required
+    session.flush()
 
 
 def enrol(*, session: Session, course: Course, user: User, how: str) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.core import names
 from app.core.csv_uploads import csv_rows
-from app.data import courses
+from app.data import courses, notifications
 from app.data.assignments import course_date
 from app.errors import InvalidInputError, NotFoundError
 from app.models import Assignment, Course, CourseMember, Extension, User
@@ -131,7 +131,27 @@ def _grant(
     )  # two grants at once: one after the other, one row each
     named = _read(session, course, grants)
     _refuse_bad(named, numbered, [])
-    return _replace(session, course, named, grants, by)
+    made = _replace(session, course, named, grants, by)
+    _tell_learners(session, course, made)
+    return made
+
+
+def _tell_learners(session: Session, course: Course, made: list[Extension]) -> None:
+    """Mail each learner an extension covers (a group's: each learner in it)."""
+    groups = {e.group_name for e in made if e.user_id is None}
+    in_group: dict[str, list[int]] = {}
+    for user_id, group in session.execute(
+        select(CourseMember.user_id, CourseMember.group_name).where(
+            CourseMember.course_id == course.id,
+            CourseMember.role == MemberRole.LEARNER,
+            CourseMember.group_name.in_(groups),
+        )
+    ):
+        in_group.setdefault(group, []).append(user_id)
+    covered = {
+        e.id: [e.user_id] if e.user_id is not None else in_group.get(e.group_name, []) for e in made
+    }
+    notifications.extensions_granted(session=session, course=course, granted=made, learners=covered)
 
 
 def _replace(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.data import lti_scores
+from app.data import lti_scores, notifications
 from app.data.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.errors import ConflictError, NotFoundError
 from app.models import (
@@ -175,6 +175,7 @@ def apply(*, session: Session, regrade: Regrade, platform_wide: bool = False) ->
             f"regrade #{regrade.id} is {regrade.status}; only a finished one applies"
         )
     changed = 0
+    moved: dict[int, list[notifications.Changed]] = {}
     rows = session.execute(
         select(RegradeItem, Submission, CourseVerdict)
         .join(Submission, Submission.id == RegradeItem.submission_id)
@@ -191,6 +192,12 @@ def apply(*, session: Session, regrade: Regrade, platform_wide: bool = False) ->
             session=session, submission_id=submission.id, shown=shown, regrade_id=regrade.id
         )
         changed += shown.verdict != item.new_verdict
+        if (shown.verdict, shown.score) != (item.new_verdict, item.new_score):
+            moved.setdefault(submission.user_id, []).append(
+                notifications.Changed(
+                    submission.id, shown.verdict, shown.score, item.new_verdict, item.new_score
+                )
+            )
         if platform_wide:
             submission.verdict, submission.score = item.new_verdict, item.new_score
             submission.result_json = item.new_result_json
@@ -222,6 +229,7 @@ def apply(*, session: Session, regrade: Regrade, platform_wide: bool = False) ->
     ).all()
     for learner in learners:
         lti_scores.score_changed(session=session, user_id=learner, problem=regrade.problem)
+    notifications.regrade_applied(session=session, regrade=regrade, changed=moved)
     regrade.status = RegradeStatus.APPLIED
     regrade.scope = RegradeScope.PLATFORM if platform_wide else RegradeScope.COURSE
     regrade.decided_at = utcnow()

@@ -26,6 +26,7 @@ RESOURCE_LINK = LTI + "resource_link"
 CONTEXT = LTI + "context"
 ROLES = LTI + "roles"
 CUSTOM = LTI + "custom"
+LIS = LTI + "lis"  # person_sourcedid: the learner's id in the student information system
 DEEP_LINKING_SETTINGS = DEEP_LINKING + "deep_linking_settings"
 
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
@@ -108,6 +109,7 @@ class Launch:
     custom: dict[str, str] = field(default_factory=dict)
     services: Services = Services()
     deep_linking: DeepLinkingSettings | None = None
+    student_id: str = ""  # the LIS claim's person_sourcedid, where the LMS sends one
 
     @property
     def role(self) -> MemberRole:
@@ -189,6 +191,7 @@ def read(platform_id: int, payload: dict[str, Any]) -> Launch:
         custom=custom,
         services=services,
         deep_linking=deep,
+        student_id=_short(mapping(payload, LIS).get("person_sourcedid"), limit=64).strip(),
     )
 
 

@@ -32,7 +32,7 @@ from app.models import (
     Submission,
     User,
 )
-from app.vocabulary import MemberRole, Role, SubmissionStatus
+from app.vocabulary import IdSource, MemberRole, Role, SubmissionStatus
 
 NO_PASSWORD = (
     "!lti"  # not an Argon2 hash: no password ever verifies against it (as accounts.NO_PASSWORD)
@@ -62,10 +62,18 @@ def same_authority(*, session: Session, platform_id: int) -> list[int]:
 
 
 def linked_user(
-    *, session: Session, platform_id: int, sub: str, email: str, full_name: str
+    *,
+    session: Session,
+    platform_id: int,
+    sub: str,
+    email: str,
+    full_name: str,
+    student_id: str = "",
 ) -> User:
     """The user the platform's ``sub`` is linked to, made (with no password) the first
-    time the platform names them, at a launch or in its roster."""
+    time the platform names them, at a launch or in its roster. An email or student id
+    the LMS fills in is marked as the LMS's (``IdSource.LMS``); the LMS's student id
+    also replaces one the learner typed, never one from the university's sign-in."""
     linked = session.scalar(
         select(LtiAccount)
         .where(
@@ -80,8 +88,10 @@ def linked_user(
         if user is None or user.disabled_at is not None:
             raise LaunchError("This jaxjudge account is disabled; ask an administrator.")
         linked.email, linked.full_name = email or linked.email, full_name or linked.full_name
-        user.email = user.email or email[:254]
+        if not user.email and email:
+            user.email, user.email_source = email[:254], IdSource.LMS
         user.display_name = user.display_name or full_name[:120]
+        _lms_student_id(user, student_id)
         return user
     try:
         name = accounts.unused_name(
@@ -95,8 +105,10 @@ def linked_user(
         password_hash=NO_PASSWORD,
         role=Role.LEARNER,
         email=email[:254],
+        email_source=IdSource.LMS if email else IdSource.NONE,
         display_name=full_name[:120],
     )
+    _lms_student_id(user, student_id)
     session.add(user)
     session.flush()
     session.add(
@@ -108,6 +120,11 @@ def linked_user(
     return user
 
 
+def _lms_student_id(user: User, student_id: str) -> None:
+    if student_id and user.student_id_source != IdSource.SSO:
+        user.student_id, user.student_id_source = student_id, IdSource.LMS
+
+
 def account(*, session: Session, launch: Launch) -> User:
     return linked_user(
         session=session,
@@ -115,6 +132,7 @@ def account(*, session: Session, launch: Launch) -> User:
         sub=launch.sub,
         email=launch.email,
         full_name=launch.name,
+        student_id=launch.student_id,
     )
 
 

@@ -7,8 +7,13 @@ typing a classmate's, whose grades the LMS would then give them. So, in one expo
 
 - each key comes from the most trusted source that has one: the student id from the
   instructor's mapping (the ``user,student_id`` CSV on the people page) over the
-  learner's own, the email from the course's LMS (the account its launches and
-  roster linked) over the learner's own. A learner's own is *unverified*.
+  account's own, the email from the course's LMS (the account its launches and
+  roster linked) over the account's own. The account's own says where it came from
+  (``User.student_id_source``, ``User.email_source``): the university's sign-in
+  (SSO), an LMS launch, a mailed link the learner followed (an email only), or
+  typed by the learner (*unverified*).
+- an email the learner typed and never verified is no key at all: its cell is blank
+  and the companion says why (a typed student id is still exported, marked).
 - a value more than one row holds (whatever its case) is withheld: its cell is left
   blank in every row holding it, so the LMS matches none of them to the wrong person;
   except that where exactly one of those rows holds it from a trusted source, that
@@ -27,6 +32,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.models import Course, CourseMember, LtiAccount, LtiContext, LtiPlatform, User
+from app.vocabulary import IdSource
 
 COLUMNS = {"student_id": "student id", "email": "email"}
 
@@ -34,10 +40,18 @@ COLUMNS = {"student_id": "student id", "email": "email"}
 class Source(StrEnum):
     MAPPING = "instructor's mapping"
     LMS = "LMS"
+    SSO = "university sign-in"
+    VERIFIED = "verified by a mailed link"
     LEARNER = "set by the learner (unverified)"
 
 
-TRUSTED = frozenset({Source.MAPPING, Source.LMS})
+TRUSTED = frozenset({Source.MAPPING, Source.LMS, Source.SSO, Source.VERIFIED})
+# Where the account's own id came from (User.student_id_source, User.email_source).
+_ACCOUNT_SOURCES: dict[str, Source] = {
+    IdSource.SSO: Source.SSO,
+    IdSource.LMS: Source.LMS,
+    IdSource.VERIFIED: Source.VERIFIED,
+}
 
 
 @dataclass(frozen=True)
@@ -49,10 +63,11 @@ class Key:
     source: Source
     shared_with: tuple[str, ...] = ()
     kept: bool = False  # shared, but the one trusted holder among them
+    unverified: bool = False  # an email its owner typed and never verified: not a key
 
     @property
     def withheld(self) -> bool:
-        return bool(self.shared_with) and not self.kept
+        return self.unverified or (bool(self.shared_with) and not self.kept)
 
     @property
     def exported(self) -> str:
@@ -61,6 +76,8 @@ class Key:
     @property
     def fate(self) -> str:
         """Whether the exports carry it, in words."""
+        if self.unverified:
+            return "no: its owner has not verified it (a link is mailed when it is set)"
         if self.withheld:
             return "no: also held by " + ", ".join(self.shared_with)
         if self.kept:
@@ -104,6 +121,12 @@ def _lms_emails(session: Session, course: Course, user_ids: list[int]) -> dict[i
     return found
 
 
+def _own(source: str) -> Source:
+    """An account's own id's source; typed by the learner unless SSO, the LMS or a
+    followed link vouches for it."""
+    return _ACCOUNT_SOURCES.get(source, Source.LEARNER)  # a StrEnum key matches its str
+
+
 def _found(session: Session, course: Course, learners: list[User]) -> dict[int, dict[str, Key]]:
     ids = [u.id for u in learners]
     mapped: dict[int, str] = {
@@ -121,11 +144,12 @@ def _found(session: Session, course: Course, learners: list[User]) -> dict[int, 
         if mapped.get(user.id, "").strip():
             keys["student_id"] = Key(mapped[user.id].strip(), Source.MAPPING)
         elif user.student_id.strip():
-            keys["student_id"] = Key(user.student_id.strip(), Source.LEARNER)
+            keys["student_id"] = Key(user.student_id.strip(), _own(user.student_id_source))
         if lms.get(user.id):
             keys["email"] = Key(lms[user.id], Source.LMS)
         elif user.email.strip():
-            keys["email"] = Key(user.email.strip(), Source.LEARNER)
+            source = _own(user.email_source)
+            keys["email"] = Key(user.email.strip(), source, unverified=source is Source.LEARNER)
         found[user.id] = keys
     return found
 
@@ -138,7 +162,7 @@ def keys_of(*, session: Session, course: Course, learners: list[User]) -> dict[i
     for column in COLUMNS:
         holders: dict[str, list[int]] = {}
         for user_id, keys in found.items():
-            if column in keys:
+            if column in keys and not keys[column].unverified:
                 holders.setdefault(keys[column].value.casefold(), []).append(user_id)
         for same in holders.values():
             if len(same) < 2:
@@ -162,5 +186,5 @@ def withheld(*, session: Session, course: Course, learners: list[User]) -> list[
         Withheld(names[user_id], COLUMNS[column], key.value, key.shared_with)
         for user_id, keys in keys_of(session=session, course=course, learners=learners).items()
         for column, key in keys.items()
-        if key.withheld
+        if key.withheld and not key.unverified  # the companion lists those
     ]

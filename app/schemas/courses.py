@@ -25,6 +25,14 @@ class CourseCreate(BaseModel):
 
 class CourseJoin(BaseModel):
     code: str = Field(min_length=4, max_length=16, description="The code the instructor shares.")
+    student_id: str = Field(
+        "",
+        max_length=64,
+        description=(
+            "Your student id, for a course that asks for one when your account has none"
+            " (kept on your account as self-declared)."
+        ),
+    )
 
 
 class AssignmentPublic(BaseModel):

@@ -1,6 +1,6 @@
 """What a server process starts and stops around serving: migrations and the problem
-sync, trusted runs ahead of learners, the usage recorder, the LMS grade outbox and the
-embedded grading workers."""
+sync, trusted runs ahead of learners, the usage recorder, the LMS grade outbox, the
+daily digest of due assignments and the embedded grading workers."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from app.grading import author_checks
 from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox as lti_outbox
+from app.reports import deadline_digest
 
 
 def _sync_problems() -> None:
@@ -46,12 +47,15 @@ def lifespan(
         recorder.start()
         lms_outbox = lti_outbox.Deliverer()
         lms_outbox.start()
+        digests = deadline_digest.DigestJob()
+        digests.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
         if pool:
             pool.start()
         yield
         if pool:
             pool.stop()
+        digests.stop()
         lms_outbox.stop()
         recorder.stop()
         if preparer:

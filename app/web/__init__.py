@@ -17,6 +17,7 @@ from app.web import (
     lti,
     lti_admin,
     lti_pickers,
+    notifications,
     operations,
     problems,
 )
@@ -26,6 +27,7 @@ for part in (
     auth.router,
     problems.router,
     account.router,
+    notifications.router,
     client_download.router,
     courses.router,
     course_insights.router,

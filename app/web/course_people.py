@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.csv_uploads import CSV_UPLOAD_BYTES, csv_text
 from app.core.request_db import SessionDep
-from app.data import assignments, extensions, members
+from app.data import assignments, courses, extensions, members
 from app.data.courses import CourseAccess, members_of
 from app.errors import DomainError, InvalidInputError
 from app.reports import gradebook
@@ -129,6 +129,24 @@ def set_group(
         access,
         lambda: members.set_group(
             session=session, course=access.course, user_id=user_id, group=group
+        ),
+    )
+
+
+@router.post("/courses/{course_id}/student-id-required")
+def set_student_id_required(
+    request: Request,
+    session: SessionDep,
+    access: CourseInstructor,
+    _csrf: CsrfChecked,
+    required: Annotated[bool, Form()] = False,
+) -> Response:
+    return _changing(
+        request,
+        session,
+        access,
+        lambda: courses.set_requires_student_id(
+            session=session, course=access.course, required=required
         ),
     )
 

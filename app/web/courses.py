@@ -60,10 +60,15 @@ def join_course(
     user: SignedInUser,
     _csrf: CsrfChecked,
     code: Annotated[str, Form()],
+    student_id: Annotated[str, Form(max_length=1000)] = "",
 ) -> Response:
     try:
         course = courses.join_course(
-            session=session, code=code, user=user, address=client_address(request)
+            session=session,
+            code=code,
+            user=user,
+            address=client_address(request),
+            student_id=student_id,
         )
     except DomainError as error:
         return page(

@@ -152,6 +152,10 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /account/sessions/{session_id}/end": only("learner", others="hidden"),
     "POST /account/tokens": signed_in(),
     "POST /account/tokens/{token_id}/revoke": only("learner", others="hidden"),
+    "POST /account/notifications": signed_in(),
+    # The signed token in the path is what authorizes it (a mail's unsubscribe link).
+    "GET /notifications/unsubscribe/{token}": everyone(),
+    "POST /notifications/unsubscribe/{token}": everyone(),
     "GET /admin/users": only("admin"),
     "GET /admin/workers": only("admin"),
     "POST /admin/users/{user_id}/{action}": only("admin"),
@@ -171,6 +175,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/{course_id}/members/{user_id}/remove": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/members/{user_id}/group": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/student-ids": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/student-id-required": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/extensions": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/extensions/upload": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/extensions/{extension_id}/remove": COURSE_INSTRUCTORS,
@@ -336,6 +341,7 @@ PARAMS = {
     "question_id": "why-scan",
     "track": "gradient-accumulation",
     "index": "0",
+    "token": "not-a-signed-token",  # refused with a page (400): still past authorization
 }
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},

@@ -111,7 +111,11 @@ def join_course(
     request: Request, body: CourseJoin, user: CurrentUser, session: SessionDep
 ) -> CoursePublic:
     course = courses.join_course(
-        session=session, code=body.code, user=user, address=client_address(request)
+        session=session,
+        code=body.code,
+        user=user,
+        address=client_address(request),
+        student_id=body.student_id,
     )
     role = courses.membership(session=session, course=course, user=user) or MemberRole.LEARNER
     return _public(session, course, role, user)
