@@ -131,6 +131,24 @@ class WebSettings(BaseSettings):
             " calls public addresses only, over https."
         ),
     )
+    saml_idps: str = Field(
+        "",
+        description=(
+            "SAML 2.0 identity providers, a JSON list or the path of a file holding one: each"
+            ' {"name", "label", "metadata_file" or "metadata_url", optional "entity_id" and'
+            ' "student_id_attribute"} (docs/deployment.md, Sign-in). Unset: no SAML sign-in.'
+        ),
+    )
+    saml_sp_key_file: Path | None = Field(
+        None,
+        description=(
+            "The SAML service provider's private key (PEM); default: generated once into"
+            " var/saml_sp.key (mode 0600) with its certificate."
+        ),
+    )
+    saml_sp_cert_file: Path | None = Field(
+        None, description="The certificate of JAXJUDGE_SAML_SP_KEY_FILE (PEM)."
+    )
 
     smtp_url: str | None = Field(
         None,

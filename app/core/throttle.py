@@ -62,3 +62,5 @@ wrong_join_codes_by_address = SlidingWindow(limit=20, seconds=300)
 # LMS logins started per address (each writes a row): a class behind one NAT launching
 # at once stays far below it; a script making rows does not.
 lti_logins = SlidingWindow(limit=600, seconds=300)
+# SSO sign-ins started per address (each writes a pending request row), as for LTI.
+sso_sign_ins = SlidingWindow(limit=600, seconds=300)

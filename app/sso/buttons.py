@@ -4,10 +4,11 @@ signed-in account). Each protocol adds its providers here."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from app.sso import oidc_providers
+from app.sso import oidc_providers, saml_providers
 
 
 @dataclass(frozen=True)
@@ -27,4 +28,20 @@ def buttons(*, next_path: str = "/") -> list[SignInButton]:
             link_url=f"/sso/oidc/{provider.name}/link",
         )
         for provider in oidc_providers.configured()
+    ] + [
+        SignInButton(
+            label=provider.label,
+            url=f"/sso/saml/{provider.name}/start{after}",
+            link_url=f"/sso/saml/{provider.name}/link",
+        )
+        for provider in _saml_providers()
     ]
+
+
+def _saml_providers() -> list[saml_providers.SamlProvider]:
+    """A list that does not parse shows no SAML buttons (the start-up log names it)."""
+    try:
+        return saml_providers.providers()
+    except saml_providers.SamlSettingsError as error:
+        logging.getLogger("jaxjudge.saml").error("%s", error)
+        return []

@@ -20,6 +20,7 @@ from app.web import (
     notifications,
     operations,
     problems,
+    saml,
 )
 
 router = APIRouter()
@@ -40,5 +41,6 @@ for part in (
     lti_pickers.router,
     lti_admin.router,
     api_docs.router,
+    saml.router,
 ):
     router.include_router(part)
