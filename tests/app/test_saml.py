@@ -23,6 +23,7 @@ from app.data import accounts
 from app.models import ExternalIdentity, SeenAssertion, SignInRequest, User, utcnow
 from app.server.main import create_app
 from app.sso import saml_providers
+from app.sso.saml_keys import self_signed
 from app.vocabulary import IdSource
 from tests.app.conftest import in_process_client, sign_in
 from tests.saml_idp import STUDENT_ID, Answer, IdentityProvider
@@ -49,6 +50,16 @@ def app_client(migrated_template: Path) -> Iterator[TestClient]:
         yield client
 
 
+def _ready(
+    client: TestClient, idp: IdentityProvider, monkeypatch: pytest.MonkeyPatch
+) -> TestClient:
+    _configure(monkeypatch, metadata_file=str(idp.metadata_file), student_id_attribute=STUDENT_ID)
+    idp.misbehave = ""
+    client.cookies.clear()
+    idp.trust(client.get("/sso/saml/metadata").text)
+    return client
+
+
 @pytest.fixture
 def saml_client(
     sqlite_database: str,
@@ -56,11 +67,19 @@ def saml_client(
     idp: IdentityProvider,
     monkeypatch: pytest.MonkeyPatch,
 ) -> TestClient:
-    _configure(monkeypatch, metadata_file=str(idp.metadata_file), student_id_attribute=STUDENT_ID)
-    idp.misbehave = ""
-    app_client.cookies.clear()
-    idp.trust(app_client.get("/sso/saml/metadata").text)
-    return app_client
+    """On SQLite: the refusals are the protocol's, not the database's."""
+    return _ready(app_client, idp, monkeypatch)
+
+
+@pytest.fixture
+def both_databases_client(
+    database: str,
+    app_client: TestClient,
+    idp: IdentityProvider,
+    monkeypatch: pytest.MonkeyPatch,
+) -> TestClient:
+    """On SQLite and PostgreSQL: what writes rows (accounts, pending requests, seen IDs)."""
+    return _ready(app_client, idp, monkeypatch)
 
 
 def _to_idp(client: TestClient, idp: IdentityProvider, path: str) -> Answer:
@@ -109,8 +128,9 @@ def test_metadata_names_our_entity_id_acs_and_key(saml_client: TestClient) -> No
 
 
 def test_a_learner_signs_in_through_the_idp_and_comes_back_to_the_same_account(
-    saml_client: TestClient, idp: IdentityProvider
+    both_databases_client: TestClient, idp: IdentityProvider
 ) -> None:
+    saml_client = both_databases_client
     answer = _to_idp(saml_client, idp, "/sso/saml/uni/start?next=/courses")
     landed = _post_back(saml_client, answer)
     assert landed.status_code == 303 and landed.headers["location"] == "/courses"
@@ -173,8 +193,9 @@ def test_a_replayed_answer_is_refused(saml_client: TestClient, idp: IdentityProv
 
 
 def test_an_assertion_seen_before_is_refused_in_an_answer_to_a_new_request(
-    saml_client: TestClient, idp: IdentityProvider
+    both_databases_client: TestClient, idp: IdentityProvider
 ) -> None:
+    saml_client = both_databases_client
     idp.misbehave = "same_assertion_id"
     assert (
         _post_back(saml_client, _to_idp(saml_client, idp, "/sso/saml/uni/start")).status_code == 303
@@ -345,3 +366,51 @@ def test_the_sign_in_page_has_a_button_for_each_idp(saml_client: TestClient) -> 
     page = saml_client.get("/login?next=/courses").text
     assert 'href="/sso/saml/uni/start?next=/courses"' in page
     assert "Sign in with University of Tests" in page
+
+
+def test_next_never_leaves_the_site(saml_client: TestClient, idp: IdentityProvider) -> None:
+    answer = _to_idp(saml_client, idp, "/sso/saml/uni/start?next=//evil.example/x")
+    assert _post_back(saml_client, answer).headers["location"] == "/"
+
+
+def test_a_disabled_account_is_refused(saml_client: TestClient, idp: IdentityProvider) -> None:
+    assert (
+        _post_back(saml_client, _to_idp(saml_client, idp, "/sso/saml/uni/start")).status_code == 303
+    )
+    with session_scope() as session:
+        session.execute(update(User).values(disabled_at=utcnow()))
+    refused = _post_back(saml_client, _to_idp(saml_client, idp, "/sso/saml/uni/start"))
+    assert refused.status_code == 403 and "disabled" in refused.text
+    assert not _signed_in_as(saml_client)
+
+
+def test_an_identity_of_another_account_is_not_linked(
+    saml_client: TestClient, idp: IdentityProvider
+) -> None:
+    assert (
+        _post_back(saml_client, _to_idp(saml_client, idp, "/sso/saml/uni/start")).status_code == 303
+    )
+    with session_scope() as session:
+        accounts.create_user(session=session, name="grace", password="long test password")
+    csrf = sign_in(saml_client, "grace")
+    started = saml_client.post(
+        "/sso/saml/uni/link", data={"csrf_token": csrf}, follow_redirects=False
+    )
+    page = httpx.get(started.headers["location"]).text
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page))
+    handed = saml_client.post("/sso/saml/acs", data=fields, follow_redirects=False)
+    refused = saml_client.get(handed.headers["location"], follow_redirects=False)
+    assert refused.status_code == 409 and "another jaxjudge account" in refused.text
+    assert _counts() == (2, 1)
+
+
+def test_the_operators_key_and_certificate_are_used(
+    saml_client: TestClient, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key, cert = self_signed("operator's SP")
+    (tmp_path / "sp.key").write_bytes(key)
+    (tmp_path / "sp.crt").write_bytes(cert)
+    monkeypatch.setattr(settings, "saml_sp_key_file", tmp_path / "sp.key")
+    monkeypatch.setattr(settings, "saml_sp_cert_file", tmp_path / "sp.crt")
+    body = b"".join(cert.strip().splitlines()[1:-1]).decode()
+    assert body in saml_client.get("/sso/saml/metadata").text
