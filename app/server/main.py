@@ -13,11 +13,12 @@ from app.server import health
 from app.server.error_handlers import install_error_handlers
 from app.server.http_stack import install_middleware
 from app.server.startup import lifespan
-from app.sso import saml_providers
+from app.sso import oidc_providers, saml_providers
 
 
 def create_app(*, workers: int = 0, prepare: bool = True) -> FastAPI:
     settings.check_for_production()  # no generated key, no cookies without TLS
+    oidc_providers.configured()  # a mistake in JAXJUDGE_OIDC_PROVIDERS stops the start here
     saml_providers.check()  # a mistake in JAXJUDGE_SAML_IDPS stops the start here
     app = FastAPI(
         title="jaxjudge",

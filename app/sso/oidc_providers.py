@@ -81,7 +81,7 @@ def parse(raw: str) -> list[OidcProvider]:
     text = raw.strip()
     if not text:
         return []
-    if not text.startswith("["):
+    if not text.startswith(("[", "{")):
         try:
             text = Path(text).read_text(encoding="utf-8")
         except OSError as error:

@@ -21,6 +21,7 @@ from app.web import (
     operations,
     problems,
     saml,
+    sso_oidc,
 )
 
 router = APIRouter()
@@ -42,5 +43,6 @@ for part in (
     lti_admin.router,
     api_docs.router,
     saml.router,
+    sso_oidc.router,
 ):
     router.include_router(part)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core.request_db import SessionDep
-from app.data import accounts, api_tokens, web_sessions
+from app.data import accounts, api_tokens, external_identities, web_sessions
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
 from app.web import client_download
@@ -30,6 +30,7 @@ def _account_page(
         sessions=web_sessions.of_user(session=session, user=user),
         current_session=getattr(request.state, "web_session_id", None),
         tokens=api_tokens.of_user(session=session, user=user),
+        identities=external_identities.identities_of(session=session, user=user),
         server=str(request.base_url).rstrip("/"),
         client_wheel=client_download.PATH,
         **context,

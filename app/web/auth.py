@@ -11,11 +11,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.core import throttle
+from app.core.config import settings
 from app.core.request_db import SessionDep
 from app.core.throttle import client_address
 from app.data import accounts, web_sessions
 from app.errors import DomainError
 from app.models import User
+from app.vocabulary import Role
 from app.web.guards import CsrfChecked, PageUser
 from app.web.render import page
 
@@ -57,8 +59,9 @@ def _sign_in(request: Request, session: SessionDep, user: User, target: str) -> 
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, user: PageUser, next: str = "/") -> Response:
-    return page(request, "login.html", user, next=safe_next(next))
+def login_form(request: Request, user: PageUser, next: str = "/", password: str = "") -> Response:
+    # With JAXJUDGE_PASSWORD_SIGN_IN=false the form is still here for administrators.
+    return page(request, "login.html", user, next=safe_next(next), password_form=password == "1")
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -73,7 +76,10 @@ def login(
     address = client_address(request)
 
     def refused(code: int, message: str) -> Response:
-        return page(request, "login.html", None, code, error=message, name=name, next=next)
+        return page(
+            request, "login.html", None, code, error=message, name=name, next=next,
+            password_form=True,
+        )  # fmt: skip
 
     if wait := throttle.failed_sign_ins.wait_seconds(address):
         return refused(429, f"Too many failed sign-ins from here. Try again in {wait} s.")
@@ -81,6 +87,13 @@ def login(
     if outcome.wait_seconds:
         return refused(
             429, f"Too many failed sign-ins for this name. Try again in {outcome.wait_seconds} s."
+        )
+    if not settings.password_sign_in and (outcome.user is None or outcome.user.role != Role.ADMIN):
+        throttle.failed_sign_ins.record(address)  # one answer: no oracle for others' passwords
+        return refused(
+            403,
+            "Wrong name or password, or not an administrator: here a password signs in"
+            " administrators only; everyone else uses a sign-in button.",
         )
     if outcome.disabled:
         return refused(403, "This account is disabled; ask an administrator.")
@@ -90,8 +103,18 @@ def login(
     return _sign_in(request, session, outcome.user, next)
 
 
+def _sign_up_closed(request: Request, user: User | None) -> Response:
+    message = (
+        "Accounts here come from single sign-on: use a sign-in button on the sign-in page;"
+        " your first sign-in makes your account."
+    )
+    return page(request, "error.html", user, 403, title="Sign-up is closed", message=message)
+
+
 @router.get("/signup", response_class=HTMLResponse)
 def signup_form(request: Request, user: PageUser, next: str = "/") -> Response:
+    if not settings.password_sign_in:
+        return _sign_up_closed(request, user)
     return page(request, "signup.html", user, next=safe_next(next))
 
 
@@ -105,6 +128,8 @@ def signup(
     password: Annotated[str, Form(max_length=1000)] = "",
     next: NextField = "/",
 ) -> Response:
+    if not settings.password_sign_in:
+        return _sign_up_closed(request, None)
     address = client_address(request)
     if wait := throttle.sign_ups.wait_seconds(address):
         message = f"Too many new accounts from here. Try again in {wait // 60 + 1} minute(s)."

@@ -11,9 +11,10 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
-from app.core.config import PROJECT_ROOT
+from app.core.config import PROJECT_ROOT, settings
 from app.core.sessions import csrf_token
 from app.models import User
+from app.sso.buttons import buttons as sign_in_buttons
 from app.vocabulary import (
     CheckStatus,
     GradeStatus,
@@ -104,6 +105,11 @@ templates.env.globals.update(
     SimilarityScope=SimilarityScope,
     Role=Role,
     MemberRole=MemberRole,
+)
+# The sign-in page's single sign-on buttons, and whether it shows the password form.
+templates.env.globals.update(
+    sign_in_buttons=sign_in_buttons,
+    password_sign_in=lambda: settings.password_sign_in,
 )
 
 
