@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlparse
 from app.sso.saml_keys import self_signed
 
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
+    warnings.filterwarnings("ignore", message="CFB has been moved")
     from saml2 import BINDING_HTTP_REDIRECT, s_utils
     from saml2.config import IdPConfig
     from saml2.metadata import entity_descriptor

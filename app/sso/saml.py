@@ -34,7 +34,7 @@ from app.sso.saml_providers import SamlProvider
 from app.vocabulary import SignInProtocol
 
 with warnings.catch_warnings():  # pysaml2 names a cipher mode cryptography has moved
-    warnings.simplefilter("ignore")
+    warnings.filterwarnings("ignore", message="CFB has been moved")
     from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
     from saml2.client import Saml2Client
     from saml2.config import SPConfig

@@ -20,6 +20,7 @@ import httpx2 as httpx
 from defusedxml import ElementTree  # type: ignore[import-untyped]
 
 from app.core.config import settings
+from app.sso import saml_keys
 
 log = logging.getLogger("jaxjudge.saml")
 METADATA_SECONDS = 3600
@@ -91,11 +92,23 @@ def find(name: str) -> SamlProvider | None:
 
 
 def check() -> None:
-    """At start-up: a list that does not parse stops the start (SamlSettingsError); an
-    IdP whose metadata file cannot be read is logged and refuses only its own sign-in.
-    Metadata URLs are fetched at the first sign-in, not here: an IdP that is down must
-    not hold up the start."""
-    for provider in providers():
+    """At start-up: a list that does not parse, or an operator's SP key or certificate that
+    is not there, stops the start (SamlSettingsError); an IdP whose metadata file cannot
+    be read is logged and refuses only its own sign-in. Metadata URLs are fetched at the
+    first sign-in, not here: an IdP that is down must not hold up the start."""
+    configured = providers()
+    if bool(settings.saml_sp_key_file) != bool(settings.saml_sp_cert_file):
+        raise SamlSettingsError(
+            "Set both JAXJUDGE_SAML_SP_KEY_FILE and JAXJUDGE_SAML_SP_CERT_FILE, or neither."
+        )
+    if configured:
+        pair = saml_keys.sp_key_pair()
+        for path in (pair.key_file, pair.cert_file):
+            if not path.is_file():
+                raise SamlSettingsError(
+                    f"The SAML service provider's key or certificate {path} is missing."
+                )
+    for provider in configured:
         if provider.metadata_file:
             try:
                 metadata(provider)

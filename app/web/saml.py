@@ -19,6 +19,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import RedirectResponse, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy.exc import IntegrityError
 
 from app.core import throttle
 from app.core.request_db import SessionDep
@@ -129,9 +130,14 @@ def acs(
     try:
         user = external_identities.sign_in(session=session, asserted=finished.asserted)
     except ForbiddenError as error:
-        session.rollback()
+        session.commit()  # refused before writing: the request and the assertion stay spent
         return refused(request, str(error), 403)
-    start_session(request, session, user)
+    try:
+        start_session(request, session, user)
+        session.commit()
+    except IntegrityError:  # a second post of the same answer made the same account at once
+        session.rollback()
+        return refused(request, "This answer was already used to sign in; sign in again.")
     return RedirectResponse(safe_next(finished.next_path), status.HTTP_303_SEE_OTHER)
 
 

@@ -414,3 +414,15 @@ def test_the_operators_key_and_certificate_are_used(
     monkeypatch.setattr(settings, "saml_sp_cert_file", tmp_path / "sp.crt")
     body = b"".join(cert.strip().splitlines()[1:-1]).decode()
     assert body in saml_client.get("/sso/saml/metadata").text
+
+
+def test_an_operators_key_that_is_not_there_stops_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _configure(monkeypatch, metadata_url="https://idp.example/metadata")
+    monkeypatch.setattr(settings, "saml_sp_key_file", tmp_path / "sp.key")
+    with pytest.raises(saml_providers.SamlSettingsError, match="or neither"):
+        saml_providers.check()
+    monkeypatch.setattr(settings, "saml_sp_cert_file", tmp_path / "sp.crt")
+    with pytest.raises(saml_providers.SamlSettingsError, match=r"sp\.key is missing"):
+        saml_providers.check()
