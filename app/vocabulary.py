@@ -119,6 +119,7 @@ class MailKind(StrEnum):
     REGRADE = "regrade"
     EXTENSION = "extension"
     DEADLINE_DIGEST = "deadline-digest"
+    TEST = "test"  # `jaxjudge mail test`: does mail reach an address
 
 
 class NotificationKind(StrEnum):

@@ -55,6 +55,31 @@ def cmd_users_disable(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+FALLBACK_URL = "http://localhost:8000"
+
+
+def cmd_users_reset_password(args: argparse.Namespace) -> int:
+    from app.core.config import settings
+    from app.core.db import migrate, session_scope
+    from app.data import account_mail, one_time_links
+    from app.vocabulary import OneTimeLinkPurpose
+
+    migrate()
+    lifetime = one_time_links.LIFETIMES[OneTimeLinkPurpose.RESET_PASSWORD]
+    with session_scope() as session:
+        user = _user(session, args.name)
+        link = account_mail.reset_link(
+            session=session, user=user, base_url=settings.public_url or FALLBACK_URL
+        )
+        print(link)
+    minutes = int(lifetime.total_seconds() // 60)
+    note = f"works once, for {minutes} minutes; every browser signed in as {args.name!r} is signed out when it is used"
+    if not settings.public_url:
+        note += f"; JAXJUDGE_PUBLIC_URL is unset: replace {FALLBACK_URL} with the server's address"
+    print(note, file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_tokens_create(args: argparse.Namespace) -> int:
     from app.core.db import migrate, session_scope
     from app.data import api_tokens
@@ -119,6 +144,12 @@ def register(commands: Any) -> None:
         )
         toggle.add_argument("name")
         toggle.set_defaults(handler=cmd_users_disable, disable=disable)
+
+    reset = users.add_parser(
+        "reset-password", help="print a one-time link that sets a user's password (30 minutes)"
+    )
+    reset.add_argument("name")
+    reset.set_defaults(handler=cmd_users_reset_password)
 
     tokens = commands.add_parser("tokens", help="manage API tokens").add_subparsers(
         dest="tokens_command", required=True

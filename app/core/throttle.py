@@ -64,3 +64,8 @@ wrong_join_codes_by_address = SlidingWindow(limit=20, seconds=300)
 lti_logins = SlidingWindow(limit=600, seconds=300)
 # SSO sign-ins started per address (each writes a pending request row), as for LTI.
 sso_sign_ins = SlidingWindow(limit=600, seconds=300)
+# Password-reset requests, per address and per account (past them: the same answer, no
+# mail), and verification mails per account (each is a mail to an address it typed).
+password_resets_by_address = SlidingWindow(limit=10, seconds=3600)
+password_resets_by_account = SlidingWindow(limit=3, seconds=3600)
+verification_mails_by_account = SlidingWindow(limit=5, seconds=3600)

@@ -188,6 +188,19 @@ def change_password(
     return int(getattr(ended, "rowcount", 0) or 0)
 
 
+def reset_password(*, session: Session, user: User, new: str) -> int:
+    """Set a password from a reset link (or a first one, for an LMS or SSO account):
+    every web session of the user ends and the sign-in delay is cleared; API tokens
+    are left alone (the page says so). Returns how many sessions ended."""
+    if (problem := passwords.problem_with(new, name=user.name)) is not None:
+        raise InvalidInputError(problem)
+    user.password_hash = hash_password(new)
+    user.failed_sign_ins, user.sign_in_blocked_until = 0, None
+    ended = session.execute(delete(WebSession).where(WebSession.user_id == user.id))
+    session.flush()
+    return int(getattr(ended, "rowcount", 0) or 0)
+
+
 def set_disabled(*, session: Session, user: User, disabled: bool) -> None:
     """A disabled account's sessions and tokens stop working at once (checked on every
     request); its sessions are also deleted, and its tokens kept for re-enabling."""
@@ -228,6 +241,9 @@ def set_profile(
     _refuse_given(user, email=email, student_id=student_id)
     if student_id != user.student_id:  # typed by the learner: nothing vouches for it
         user.student_id_source = IdSource.SELF_DECLARED if student_id else IdSource.NONE
+    if email != user.email:  # a new address is unverified until its link is followed
+        user.email_source = IdSource.SELF_DECLARED if email else IdSource.NONE
+        user.email_verified_at = None
     user.display_name, user.email, user.student_id = display_name, email, student_id
     session.flush()
 

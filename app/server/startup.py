@@ -1,6 +1,6 @@
 """What a server process starts and stops around serving: migrations and the problem
 sync, trusted runs ahead of learners, the usage recorder, the LMS grade outbox, the
-daily digest of due assignments and the embedded grading workers."""
+mail outbox, the daily digest of due assignments and the embedded grading workers."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from app.grading import author_checks
 from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox as lti_outbox
+from app.mail import delivery as mail_delivery
 from app.reports import deadline_digest
 
 
@@ -49,12 +50,15 @@ def lifespan(
         lms_outbox.start()
         digests = deadline_digest.DigestJob()
         digests.start()
+        mail_outbox = mail_delivery.Deliverer()
+        mail_outbox.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
         if pool:
             pool.start()
         yield
         if pool:
             pool.stop()
+        mail_outbox.stop()
         digests.stop()
         lms_outbox.stop()
         recorder.stop()

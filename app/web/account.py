@@ -12,7 +12,7 @@ from app.core.request_db import SessionDep
 from app.data import accounts, api_tokens, external_identities, web_sessions
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
-from app.web import client_download
+from app.web import client_download, email_verification
 from app.web.guards import Admin, CsrfChecked, SignedInUser
 from app.web.render import page
 
@@ -79,6 +79,7 @@ def update_profile(
     email: Annotated[str, Form(max_length=1000)] = "",
     student_id: Annotated[str, Form(max_length=1000)] = "",
 ) -> Response:
+    email_before = user.email
     try:
         accounts.set_profile(
             session=session,
@@ -89,7 +90,18 @@ def update_profile(
         )
     except DomainError as error:
         return _account_page(request, session, user, 400, error=str(error))
-    return _account_page(request, session, user, notice="Saved.")
+    mailed = (
+        email_verification.send_link(request, session, user) if user.email != email_before else ""
+    )
+    return _account_page(request, session, user, notice=" ".join(("Saved.", mailed)).strip())
+
+
+@router.post("/account/email/verify", response_class=HTMLResponse)
+def resend_verification(
+    request: Request, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked
+) -> Response:
+    notice = email_verification.send_link(request, session, user)
+    return _account_page(request, session, user, notice=notice or "Your email needs no link.")
 
 
 @router.post("/account/sessions/{session_id}/end")

@@ -15,9 +15,10 @@ from app.core.config import settings
 from app.core.request_db import SessionDep
 from app.core.throttle import client_address
 from app.data import accounts, web_sessions
-from app.errors import DomainError
+from app.errors import DomainError, InvalidInputError
 from app.models import User
 from app.vocabulary import Role
+from app.web import email_verification
 from app.web.guards import CsrfChecked, PageUser
 from app.web.render import page
 
@@ -115,7 +116,13 @@ def _sign_up_closed(request: Request, user: User | None) -> Response:
 def signup_form(request: Request, user: PageUser, next: str = "/") -> Response:
     if not settings.password_sign_in:
         return _sign_up_closed(request, user)
-    return page(request, "signup.html", user, next=safe_next(next))
+    return page(
+        request,
+        "signup.html",
+        user,
+        next=safe_next(next),
+        require_email=settings.require_verified_email,
+    )
 
 
 @router.post("/signup", response_class=HTMLResponse)
@@ -126,6 +133,7 @@ def signup(
     # Empty fields reach the account rules, which say what a name or password needs.
     name: Annotated[str, Form(max_length=200)] = "",
     password: Annotated[str, Form(max_length=1000)] = "",
+    email: Annotated[str, Form(max_length=254)] = "",
     next: NextField = "/",
 ) -> Response:
     if not settings.password_sign_in:
@@ -133,12 +141,27 @@ def signup(
     address = client_address(request)
     if wait := throttle.sign_ups.wait_seconds(address):
         message = f"Too many new accounts from here. Try again in {wait // 60 + 1} minute(s)."
-        return page(request, "signup.html", None, 429, error=message, name=name, next=next)
+        return page(
+            request, "signup.html", None, 429, error=message, name=name, next=next,
+            email=email, require_email=settings.require_verified_email,
+        )  # fmt: skip
     try:
+        if settings.require_verified_email and not email.strip():
+            raise InvalidInputError("Give your email address: a link sent to it opens submitting.")
         user = accounts.create_user(session=session, name=name, password=password)
+        if settings.require_verified_email:
+            accounts.set_profile(
+                session=session, user=user, display_name="", email=email, student_id=""
+            )
     except DomainError as error:
-        return page(request, "signup.html", None, 400, error=str(error), name=name, next=next)
+        session.rollback()
+        return page(
+            request, "signup.html", None, 400, error=str(error), name=name, next=next,
+            email=email, require_email=settings.require_verified_email,
+        )  # fmt: skip
     throttle.sign_ups.record(address)
+    if settings.require_verified_email:
+        email_verification.send_link(request, session, user)
     return _sign_in(request, session, user, next)
 
 

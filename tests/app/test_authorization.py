@@ -93,6 +93,19 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /signup": everyone(),
     "POST /signup": everyone(),
     "POST /logout": everyone(),
+    # Forgotten passwords and email links: the token in the link is the authority.
+    "GET /password/forgot": everyone(),
+    "POST /password/forgot": everyone(),
+    "GET /password/reset/{token}": everyone(),
+    "GET /password/reset": everyone(),
+    "POST /password/reset": everyone(),
+    "GET /email/verify/{token}": everyone(),
+    "POST /email/verify/{token}": everyone(),
+    "POST /account/email/verify": signed_in(),
+    "GET /admin/mail": only("admin"),
+    # Only a failed mail is resent: mail 1 is none, so the admin's answer is 404.
+    "POST /admin/mail/{mail_id}/resend": only("admin", admin="hidden"),
+    "POST /admin/reset-links": only("admin"),
     "GET /api/problems": signed_in(),
     "POST /api/problems/{slug}/hints": signed_in(),
     "PUT /api/problems/{slug}/complete": signed_in(),
@@ -342,6 +355,7 @@ PARAMS = {
     "track": "gradient-accumulation",
     "index": "0",
     "token": "not-a-signed-token",  # refused with a page (400): still past authorization
+    "mail_id": "1",
 }
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},
@@ -360,6 +374,7 @@ FORMS = {
         "reason": "checked by hand",
     },
     "POST /account/profile": {"display_name": "Someone"},
+    "POST /admin/reset-links": {"user_id": "1"},
     "POST /lti/link": {"problem": BANK_SLUG},
     "POST /lti/register": {"invitation": "not-one", "openid_configuration": "http://127.0.0.1:9/"},
     "POST /admin/lti/platforms": {

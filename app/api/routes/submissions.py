@@ -21,9 +21,9 @@ from app.api.deps import CurrentUser, current_user
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
 from app.core.request_db import SessionDep
-from app.data import catalog, comments
+from app.data import catalog, comments, mail
 from app.data import submissions as submission_data
-from app.errors import NotFoundError
+from app.errors import ForbiddenError, NotFoundError
 from app.grading import queue
 from app.grading.doorbell import changes
 from app.grading.notifications import announce_new_work
@@ -59,6 +59,11 @@ def create_submission(
         )
     ):
         return SubmissionCreated(id=earlier.id)
+    if settings.require_verified_email and mail.mail_address(user) is None:
+        raise ForbiddenError(
+            "Confirm your email first: follow the link mailed to you (your account page sends"
+            " it again)."
+        )
     live = catalog.live_version(session=session, slug=body.problem)
     if live is None:
         raise NotFoundError(f"Unknown problem {body.problem!r}.")
