@@ -140,14 +140,16 @@ def _tell_learners(session: Session, course: Course, made: list[Extension]) -> N
     """Mail each learner an extension covers (a group's: each learner in it)."""
     groups = {e.group_name for e in made if e.user_id is None}
     in_group: dict[str, list[int]] = {}
-    for user_id, group in session.execute(
-        select(CourseMember.user_id, CourseMember.group_name).where(
-            CourseMember.course_id == course.id,
-            CourseMember.role == MemberRole.LEARNER,
-            CourseMember.group_name.in_(groups),
+    if groups:  # one query for every group named; none for learners named one by one
+        rows = session.execute(
+            select(CourseMember.user_id, CourseMember.group_name).where(
+                CourseMember.course_id == course.id,
+                CourseMember.role == MemberRole.LEARNER,
+                CourseMember.group_name.in_(groups),
+            )
         )
-    ):
-        in_group.setdefault(group, []).append(user_id)
+        for user_id, group in rows:
+            in_group.setdefault(group, []).append(user_id)
     covered = {
         e.id: [e.user_id] if e.user_id is not None else in_group.get(e.group_name, []) for e in made
     }

@@ -23,7 +23,7 @@ from app.core.config import settings
 from app.core.sessions import secret_key
 from app.data.mail import USABLE_SOURCES, mail_address, queue
 from app.errors import InvalidInputError
-from app.models import Course, Extension, Regrade, Submission, SubmissionComment, User
+from app.models import Course, CourseMember, Extension, Regrade, Submission, SubmissionComment, User
 from app.vocabulary import MailKind, NotificationKind
 
 SWITCHES: dict[NotificationKind, str] = {
@@ -105,26 +105,24 @@ def unsubscribe(*, session: Session, token: str) -> tuple[User, NotificationKind
 
 
 def _recipients(
-    session: Session, user_ids: Iterable[int], kind: NotificationKind
+    session: Session, course_id: int, user_ids: Iterable[int], kind: NotificationKind
 ) -> dict[int, User]:
-    """Of ``user_ids``, the accounts that want ``kind`` and may be mailed: one query
-    per thousand, so a 5,000-row extension upload stays a few statements."""
-    wanted = sorted(set(user_ids))
-    found: dict[int, User] = {}
-    for start in range(0, len(wanted), 1000):
-        found |= {
-            user.id: user
-            for user in session.scalars(
-                select(User).where(
-                    User.id.in_(wanted[start : start + 1000]),
-                    getattr(User, SWITCHES[kind]).is_(True),
-                    User.disabled_at.is_(None),
-                    User.email != "",
-                    User.email_source.in_(USABLE_SOURCES),
-                )
-            )
-        }
-    return found
+    """Of ``user_ids`` (members of the course), the accounts that want ``kind`` and may
+    be mailed: one query however many, so a 5,000-row extension upload stays a few
+    statements."""
+    wanted = set(user_ids)
+    eligible = session.scalars(
+        select(User)
+        .join(CourseMember, CourseMember.user_id == User.id)
+        .where(
+            CourseMember.course_id == course_id,
+            getattr(User, SWITCHES[kind]).is_(True),
+            User.disabled_at.is_(None),
+            User.email != "",
+            User.email_source.in_(USABLE_SOURCES),
+        )
+    )
+    return {user.id: user for user in eligible if user.id in wanted}
 
 
 def _send(
@@ -180,7 +178,7 @@ def extensions_granted(
     for extension in granted:
         for user_id in learners.get(extension.id, []):
             per_learner[user_id].append(extension)
-    recipients = _recipients(session, per_learner, NotificationKind.EXTENSION)
+    recipients = _recipients(session, course.id, per_learner, NotificationKind.EXTENSION)
     sent = 0
     for user_id, theirs in sorted(per_learner.items()):
         learner = recipients.get(user_id)
@@ -218,7 +216,7 @@ def regrade_applied(
     course = session.get(Course, regrade.course_id)
     if course is None:
         return 0
-    recipients = _recipients(session, changed, NotificationKind.REGRADE)
+    recipients = _recipients(session, course.id, changed, NotificationKind.REGRADE)
     sent = 0
     for user_id, theirs in sorted(changed.items()):
         learner = recipients.get(user_id)
