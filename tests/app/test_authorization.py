@@ -93,6 +93,13 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /signup": everyone(),
     "POST /signup": everyone(),
     "POST /logout": everyone(),
+    # OpenID Connect: no provider is configured here, so every name is unknown (404);
+    # linking needs a signed-in form; the state in the callback is its only authority.
+    "GET /sso/oidc/{name}/start": everyone("hidden"),
+    "GET /sso/oidc/{name}/callback": everyone("hidden"),
+    "POST /sso/oidc/{name}/link": only(others="hidden"),
+    # Identity 1 is nobody's here: "not linked to your account".
+    "POST /account/identities/{identity_id}/unlink": only(),
     # Forgotten passwords and email links: the token in the link is the authority.
     "GET /password/forgot": everyone(),
     "POST /password/forgot": everyone(),
@@ -356,6 +363,8 @@ PARAMS = {
     "index": "0",
     "token": "not-a-signed-token",  # refused with a page (400): still past authorization
     "mail_id": "1",
+    "name": "uni",
+    "identity_id": "1",
 }
 FORMS = {
     "POST /login": {"name": "nobody", "password": "wrong password"},
