@@ -11,8 +11,10 @@ import logging
 from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core import throttle
 from app.core.config import settings
 from app.core.request_db import SessionDep
+from app.core.throttle import client_address
 from app.data import external_identities, sign_in_requests
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.models import User
@@ -39,6 +41,16 @@ def _provider(name: str) -> OidcProvider:
     return provider
 
 
+def _too_many(request: Request, user: User | None) -> Response | None:
+    """Each start writes a pending request: per address, as many as a class behind one
+    NAT needs (throttle.sso_sign_ins, shared with SAML), not what a script would make."""
+    address = client_address(request)
+    if wait := throttle.sso_sign_ins.wait_seconds(address):
+        return _failed(request, user, 429, f"Too many sign-ins from here; try again in {wait} s.")
+    throttle.sso_sign_ins.record(address)
+    return None
+
+
 def _redirect_to(request: Request, provider: OidcProvider) -> str:
     return oidc.redirect_uri(settings.public_url or str(request.base_url), provider)
 
@@ -47,6 +59,8 @@ def _redirect_to(request: Request, provider: OidcProvider) -> str:
 def start(
     request: Request, session: SessionDep, user: PageUser, name: str, next: str = "/"
 ) -> Response:
+    if refused := _too_many(request, user):
+        return refused
     try:
         provider = _provider(name)
         url = oidc.start(
@@ -64,6 +78,8 @@ def start(
 def link(
     request: Request, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked, name: str
 ) -> Response:
+    if refused := _too_many(request, user):
+        return refused
     try:
         provider = _provider(name)
         url = oidc.start(

@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
+from app.core import throttle
 from app.core.config import settings
 from app.core.db import session_scope
 from app.data import accounts
@@ -244,6 +245,17 @@ def test_a_provider_that_is_down_or_talks_garbage(
 def test_a_provider_that_cannot_be_reached(client: TestClient, idp: Provider) -> None:
     settings.oidc_providers = json.dumps([idp.setting(issuer="http://127.0.0.1:9")])
     refused(client.get("/sso/oidc/uni/start"), 502, "is not answering properly")
+
+
+def test_sign_ins_started_from_one_address_are_throttled(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(throttle, "sso_sign_ins", throttle.SlidingWindow(limit=2, seconds=300))
+    for _ in range(2):
+        assert client.get("/sso/oidc/uni/start", follow_redirects=False).status_code == 303
+    refused(client.get("/sso/oidc/uni/start"), 429, "Too many sign-ins from here")
+    with session_scope() as session:
+        assert session.scalar(select(func.count()).select_from(SignInRequest)) == 2
 
 
 def test_an_unknown_provider(client: TestClient) -> None:
