@@ -56,9 +56,7 @@ class Inbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 (aiosmtpd calls it by this name)
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
         with self.arrived:
-            self.mails.append(
-                ReceivedMail(envelope.mail_from, list(envelope.rcpt_tos), message)
-            )
+            self.mails.append(ReceivedMail(envelope.mail_from, list(envelope.rcpt_tos), message))
             self.arrived.notify_all()
         return "250 Message accepted for delivery"
 
