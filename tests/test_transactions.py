@@ -36,6 +36,10 @@ OWN_TRANSACTIONS = {
         "a similarity report is computed on a thread of its own after the route that"
         " started it committed; it stores its pairs, or its failure, in its own transactions"
     ),
+    ("app/reports/deadline_digest.py", "run_once"): (
+        "the daily digest runs on the server's digest thread and from `jaxjudge notify"
+        " digest`, with no request around it: one round is its own transaction"
+    ),
 }
 
 
