@@ -203,7 +203,10 @@ def finish(*, session: Session, base: str, saml_response: str, relay_state: str)
             f"{provider.label}'s answer is not addressed to this site (its Destination or"
             " Recipient); it was refused."
         )
-    if response.issuer() != idp:
+    # The assertion is checked against the key of the issuer it names, which may be any IdP
+    # in the metadata (an aggregate): it must be the configured one, as the response's.
+    issuer = response.assertion.issuer
+    if response.issuer() != idp or issuer is None or (issuer.text or "").strip() != idp:
         raise SamlRefusedError(
             f"The answer comes from another identity provider than {provider.label}."
         )

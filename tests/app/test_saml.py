@@ -11,6 +11,7 @@ import stat
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from unittest import mock
 from urllib.parse import parse_qs, urlparse
 
 import httpx2 as httpx
@@ -427,3 +428,39 @@ def test_an_operators_key_that_is_not_there_stops_the_start(
     monkeypatch.setattr(settings, "saml_sp_cert_file", tmp_path / "sp.crt")
     with pytest.raises(saml_providers.SamlSettingsError, match=r"sp\.key is missing"):
         saml_providers.check()
+
+
+def test_an_assertion_by_another_idp_of_the_same_metadata_is_refused(
+    saml_client: TestClient,
+    idp: IdentityProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """pysaml2 checks an assertion against the key of the issuer it names: in an aggregate
+    (entity_id picks one IdP), another IdP there signs an assertion of its own, puts the
+    configured IdP on the unsigned Response, and must not sign in as that IdP's user."""
+    other = IdentityProvider(tmp_path)
+    try:
+        other.trust(saml_client.get("/sso/saml/metadata").text)
+        other.person.mail = "mallory@other.example"
+        both = "".join(re.sub(r"^<\?xml[^>]*>", "", m) for m in (idp.metadata, other.metadata))
+        aggregate = tmp_path / "aggregate.xml"
+        aggregate.write_text(
+            f'<md:EntitiesDescriptor xmlns:md="{saml_providers.MD[1:-1]}">{both}'
+            "</md:EntitiesDescriptor>"
+        )
+        _configure(monkeypatch, metadata_file=str(aggregate), entity_id=idp.entity_id)
+        started = saml_client.get("/sso/saml/uni/start", follow_redirects=False)
+        query = {k: v[0] for k, v in parse_qs(urlparse(started.headers["location"]).query).items()}
+        verify = "saml2.request.AuthnRequest._verify"  # the request was not sent to it
+        with mock.patch(verify, lambda request: request):
+            answer = other.answer(query["SAMLRequest"], query["RelayState"])
+        xml = base64.b64decode(answer.fields["SAMLResponse"]).decode()
+        forged = xml.replace(other.entity_id, idp.entity_id, 1)  # the Response's Issuer only
+        assert other.entity_id in forged  # still the assertion's issuer, under its signature
+        fields = {**answer.fields, "SAMLResponse": base64.b64encode(forged.encode()).decode()}
+        refused = _post_back(saml_client, Answer(answer.action, fields))
+        assert refused.status_code == 400 and "another identity provider" in refused.text
+        assert _counts() == (0, 0) and not _signed_in_as(saml_client)
+    finally:
+        other.stop()
