@@ -53,11 +53,22 @@ def identity_of(*, session: Session, issuer: str, subject: str) -> ExternalIdent
     )
 
 
+def _same_provider(identity: ExternalIdentity, asserted: Asserted) -> None:
+    """An issuer is a string the provider chooses (a SAML IdP its entity id): a provider
+    configured here under another name or protocol that claims the same issuer is not the
+    one the identity was made with (ForbiddenError)."""
+    if (identity.protocol, identity.provider) != (asserted.protocol, asserted.provider):
+        raise ForbiddenError(
+            "This identity was linked through another sign-in provider; sign in with that one."
+        )
+
+
 def sign_in(*, session: Session, asserted: Asserted) -> User:
     """The account linked to this identity, its attributes refreshed; or a new learner
     account (no password) made for it. A disabled account is refused."""
     identity = identity_of(session=session, issuer=asserted.issuer, subject=asserted.subject)
     if identity is not None:
+        _same_provider(identity, asserted)
         user = session.get(User, identity.user_id)
         if user is None or user.disabled_at is not None:
             raise ForbiddenError("This account is disabled; ask an administrator.")
@@ -88,6 +99,7 @@ def link(*, session: Session, user: User, asserted: Asserted) -> ExternalIdentit
                 "This identity already signs in to another jaxjudge account; ask an"
                 " administrator to move it."
             )
+        _same_provider(identity, asserted)
         return identity
     _take_attributes(user, asserted)
     return _add(session, user, asserted)

@@ -26,7 +26,7 @@ from app.models import ExternalIdentity, SeenAssertion, SignInRequest, User, utc
 from app.server.main import create_app
 from app.sso import saml_providers
 from app.sso.saml_keys import self_signed
-from app.vocabulary import IdSource
+from app.vocabulary import IdSource, SignInProtocol
 from tests.app.conftest import in_process_client, sign_in
 from tests.saml_idp import STUDENT_ID, Answer, IdentityProvider
 
@@ -464,3 +464,26 @@ def test_an_assertion_by_another_idp_of_the_same_metadata_is_refused(
         assert _counts() == (0, 0) and not _signed_in_as(saml_client)
     finally:
         other.stop()
+
+
+def test_an_identity_made_by_another_provider_with_the_same_issuer_is_refused(
+    saml_client: TestClient, idp: IdentityProvider
+) -> None:
+    """An IdP chooses its own entity id: one that claims the issuer of an OpenID provider
+    (or of another IdP) configured here does not sign in as that provider's users."""
+    with session_scope() as session:
+        victim = accounts.create_user(session=session, name="victim", password="long test password")
+        session.add(
+            ExternalIdentity(
+                user_id=victim.id,
+                protocol=SignInProtocol.OIDC,
+                provider="campus",
+                issuer=idp.entity_id,
+                subject="ada@uni.example",
+            )
+        )
+    refused = _post_back(saml_client, _to_idp(saml_client, idp, "/sso/saml/uni/start"))
+    assert refused.status_code == 403 and "another sign-in provider" in refused.text
+    assert not _signed_in_as(saml_client)
+    with session_scope() as session:
+        assert session.scalars(select(User.email)).one() == ""
