@@ -6,7 +6,10 @@ or identity comes of it; the state is spent either way."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -51,6 +54,31 @@ def _too_many(request: Request, user: User | None) -> Response | None:
     return None
 
 
+# The states this browser started, hashed, in its signed session cookie: a callback
+# carrying a state that another browser started (an attacker's own sign-in, sent to a
+# victim to sign them in to the attacker's account: login CSRF) is refused unspent.
+STARTED_KEY = "oidc_started"
+STARTED_KEPT = 5  # sign-ins started in other tabs stay valid
+
+
+def _state_digest(state: str) -> str:
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+def _remember_started(request: Request, url: str) -> None:
+    state = parse_qs(urlsplit(url).query).get("state", [""])[0]
+    started = [d for d in request.session.get(STARTED_KEY, []) if isinstance(d, str)]
+    request.session[STARTED_KEY] = [*started, _state_digest(state)][-STARTED_KEPT:]
+
+
+def _started_here(request: Request, state: str) -> bool:
+    digest = _state_digest(state)
+    started = request.session.get(STARTED_KEY, [])
+    return isinstance(started, list) and any(
+        isinstance(d, str) and hmac.compare_digest(d, digest) for d in started
+    )
+
+
 def _redirect_to(request: Request, provider: OidcProvider) -> str:
     return oidc.redirect_uri(settings.public_url or str(request.base_url), provider)
 
@@ -71,6 +99,7 @@ def start(
         )
     except DomainError as error:
         return _failed(request, user, error.status, str(error))
+    _remember_started(request, url)
     return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
 
 
@@ -91,6 +120,7 @@ def link(
         )
     except DomainError as error:
         return _failed(request, user, error.status, str(error))
+    _remember_started(request, url)
     return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
 
 
@@ -107,6 +137,14 @@ def callback(
     provider = oidc_providers.named(name)
     if provider is None:
         return _failed(request, user, 404, "There is no such sign-in provider here.")
+    if not _started_here(request, state):
+        return _failed(
+            request,
+            user,
+            400,
+            "This sign-in was not started in this browser (or its cookie was lost);"
+            " start again from the sign-in page.",
+        )
     try:
         sent = sign_in_requests.take(
             session=session, protocol=SignInProtocol.OIDC, provider=provider.name, state=state

@@ -168,17 +168,37 @@ def test_an_id_token_we_cannot_trust_changes_nothing(
 
 def test_a_forged_state_is_refused(client: TestClient) -> None:
     answer = client.get(f"{CALLBACK}?state=made-up&code=abc", follow_redirects=False)
-    refused(answer, 400, "not valid any more")
-    refused(client.get(CALLBACK, follow_redirects=False), 400, "not valid any more")
-    refused(client.get(f"{CALLBACK}?state={'x' * 5000}&code=a"), 400, "not valid any more")
+    refused(answer, 400, "not started in this browser")
+    refused(client.get(CALLBACK, follow_redirects=False), 400, "not started in this browser")
+    refused(client.get(f"{CALLBACK}?state={'x' * 5000}&code=a"), 400, "not started in this browser")
+
+
+def test_a_callback_sent_to_another_browser_signs_nobody_in_there(
+    client: TestClient, idp: Provider
+) -> None:
+    """Login CSRF: an attacker signs in at the provider as themselves and sends the
+    callback URL to a victim, whose browser would land in the attacker's account."""
+    start = client.get("/sso/oidc/uni/start", follow_redirects=False)
+    back = httpx.get(start.headers["location"], follow_redirects=False).headers["location"]
+    with in_process_client() as victim:
+        refused(victim.get(back, follow_redirects=False), 400, "not started in this browser")
+        assert signed_in_as(victim) is None
+    assert counts() == (0, 0)
+    # Refused unspent: the browser that started it still finishes it.
+    assert client.get(back, follow_redirects=False).status_code == 303
+    assert signed_in_as(client)
 
 
 def test_a_callback_used_twice_signs_in_once(client: TestClient, idp: Provider) -> None:
     start = client.get("/sso/oidc/uni/start", follow_redirects=False)
     back = httpx.get(start.headers["location"], follow_redirects=False).headers["location"]
     assert client.get(back, follow_redirects=False).status_code == 303
+    client.cookies.clear()
+    replayed = client.get("/sso/oidc/uni/start", follow_redirects=False)  # a state of its own
+    assert replayed.status_code == 303
+    refused(client.get(back, follow_redirects=False), 400, "not started in this browser")
     with in_process_client() as other_browser:  # an attacker who saw the URL
-        refused(other_browser.get(back, follow_redirects=False), 400, "not valid any more")
+        refused(other_browser.get(back, follow_redirects=False), 400, "not started in this browser")
         assert signed_in_as(other_browser) is None
 
 
@@ -332,7 +352,7 @@ def test_linking_finished_in_another_browser_is_refused(client: TestClient) -> N
     start = client.post("/sso/oidc/uni/link", data={"csrf_token": token}, follow_redirects=False)
     back = httpx.get(start.headers["location"], follow_redirects=False).headers["location"]
     with in_process_client() as other_browser:
-        refused(other_browser.get(back, follow_redirects=False), 403, "the browser")
+        refused(other_browser.get(back, follow_redirects=False), 400, "not started in this browser")
         assert signed_in_as(other_browser) is None
     assert counts() == (1, 0)
 
