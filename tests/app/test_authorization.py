@@ -98,6 +98,15 @@ DECISIONS: dict[str, dict[str, str]] = {
     "GET /sso/oidc/{name}/start": everyone("hidden"),
     "GET /sso/oidc/{name}/callback": everyone("hidden"),
     "POST /sso/oidc/{name}/link": only(others="hidden"),
+    # SAML: no IdP is configured here either. The metadata is public (an IdP reads it);
+    # the ACS takes the IdP's cross-site POST with no cookie (its signed answer and the
+    # pending request are its authority: an empty one is a 400 page for anyone); the
+    # linked step's signed token is its authority (none here: a 400 page).
+    "GET /sso/saml/metadata": everyone(),
+    "GET /sso/saml/{name}/start": everyone("hidden"),
+    "POST /sso/saml/{name}/link": only(others="hidden"),
+    "POST /sso/saml/acs": everyone(),
+    "GET /sso/saml/linked": everyone(),
     # Identity 1 is nobody's here: "not linked to your account".
     "POST /account/identities/{identity_id}/unlink": only(),
     # Forgotten passwords and email links: the token in the link is the authority.

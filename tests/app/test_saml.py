@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 import stat
 from collections.abc import Iterator
 from datetime import timedelta
@@ -30,6 +31,11 @@ from app.vocabulary import IdSource, SignInProtocol
 from tests.app.conftest import in_process_client, sign_in
 from tests.saml_idp import STUDENT_ID, Answer, IdentityProvider
 
+# One app serves the whole module (``app_client``): its tests run on one test process in
+# a row, so its background threads (outboxes, digest) never run beside another module's
+# tests and their databases.
+pytestmark = pytest.mark.xdist_group("saml")
+
 
 @pytest.fixture(scope="module")
 def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IdentityProvider]:
@@ -45,11 +51,22 @@ def _configure(monkeypatch: pytest.MonkeyPatch, **entry: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_client(migrated_template: Path) -> Iterator[TestClient]:
+def app_client(
+    migrated_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
     """One app for the module (making one per test is most of a test's time); each test
-    still has a database of its own (the app finds it through the settings)."""
-    with in_process_client() as client:
-        yield client
+    still has a database of its own (the app finds it through the settings). The app
+    starts on a copy of its own: the default database is shared by the test processes,
+    and two of them migrating it at once collide."""
+    own = tmp_path_factory.mktemp("saml-start") / "start.db"
+    shutil.copyfile(migrated_template, own)
+    original = settings.database_url
+    settings.database_url = f"sqlite:///{own}"
+    try:
+        with in_process_client() as client:
+            yield client
+    finally:
+        settings.database_url = original
 
 
 def _ready(
