@@ -102,8 +102,8 @@ def pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "teacher": [f"/courses/{course}", f"/courses/{course}/problems/{SLUG}",
                     f"/courses/{course}/learners/{world['ada']}", f"/courses/{course}/people",
                     "/author"],
-        "root": ["/admin/users", "/admin/workers", "/admin/lti"],
-        "": ["/login", "/signup"],
+        "root": ["/admin/users", "/admin/workers", "/admin/lti", "/admin/mail"],
+        "": ["/login", "/signup", "/password/forgot"],
     }  # fmt: skip
 
 
