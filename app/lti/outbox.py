@@ -15,7 +15,6 @@ Sending twice is harmless: the platform keeps the score with the latest timestam
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +23,7 @@ from sqlalchemy import ColumnElement, literal, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
+from app.core.periodic import Periodic
 from app.lti import claims, services
 from app.lti.http import PlatformCallError
 from app.lti.provisioning import same_authority
@@ -318,24 +318,8 @@ def resend(session: Session, *, course_id: int | None = None, failed_only: bool 
     return int(getattr(session.execute(statement), "rowcount", 0) or 0)
 
 
-class Deliverer:
+def deliverer(interval: float = 5.0) -> Periodic:
     """Sends due rows every ``interval`` seconds in a thread of the server."""
-
-    def __init__(self, interval: float = 5.0) -> None:
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="lti-outbox", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=15)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                deliver_due()
-            except Exception:
-                log.exception("LMS outbox round failed")
+    return Periodic(
+        name="lti-outbox", interval=interval, work=deliver_due, log=log, stop_timeout=15
+    )

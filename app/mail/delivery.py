@@ -14,13 +14,13 @@ once too often rather than never.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
+from app.core.periodic import Periodic
 from app.mail import transport
 from app.models import MailMessage, utcnow
 from app.vocabulary import OutboxStatus
@@ -144,24 +144,6 @@ def recent(*, session: Session, limit: int = 200) -> list[MailMessage]:
     return list(session.scalars(select(MailMessage).order_by(MailMessage.id.desc()).limit(limit)))
 
 
-class Deliverer:
+def deliverer(interval: float = INTERVAL) -> Periodic:
     """Sends due mail every ``interval`` seconds in a thread of the server."""
-
-    def __init__(self, interval: float | None = None) -> None:
-        self.interval = INTERVAL if interval is None else interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="mail-outbox", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                deliver_due()
-            except Exception:
-                log.exception("mail outbox round failed")
+    return Periodic(name="mail-outbox", interval=interval, work=deliver_due, log=log)

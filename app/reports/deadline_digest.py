@@ -3,7 +3,7 @@ mailed, the assignments of their courses due within the next 24 hours (their own
 date: an extension counts) that they have not solved. At most one per account per
 24 hours (``User.deadline_digest_at``), none when nothing is due.
 
-``send_due`` is one round: the server runs it every few minutes (``DigestJob``, a
+``send_due`` is one round: the server runs it every few minutes (``digest_job``, a
 thread like the LMS outbox's), ``jaxjudge notify digest`` once. Two rounds at once
 (two server processes) send one digest: an account is claimed by a conditional
 UPDATE of its ``deadline_digest_at`` before its mail is queued, in one transaction."""
@@ -11,7 +11,6 @@ UPDATE of its ``deadline_digest_at`` before its mail is queued, in one transacti
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -19,6 +18,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
+from app.core.periodic import Periodic
 from app.data import notifications
 from app.data.mail import USABLE_SOURCES, mail_address, queue
 from app.models import Course, CourseMember, Submission, User, utcnow
@@ -139,26 +139,13 @@ def run_once() -> int:
         return send_due(session=session)
 
 
-class DigestJob:
-    """Runs ``send_due`` every ``interval`` seconds in a thread of the server."""
+def _round() -> None:
+    if sent := run_once():
+        log.info("deadline digests queued: %d", sent)
 
-    def __init__(self, interval: float = 300.0) -> None:
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="deadline-digest", daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=15)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                sent = run_once()
-                if sent:
-                    log.info("deadline digests queued: %d", sent)
-            except Exception:
-                log.exception("deadline digest round failed")
+def digest_job(interval: float = 300.0) -> Periodic:
+    """Runs a round every ``interval`` seconds in a thread of the server."""
+    return Periodic(
+        name="deadline-digest", interval=interval, work=_round, log=log, stop_timeout=15
+    )

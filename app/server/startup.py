@@ -46,11 +46,11 @@ def lifespan(
             preparer.start()
         recorder = usage.Recorder()
         recorder.start()
-        lms_outbox = lti_outbox.Deliverer()
+        lms_outbox = lti_outbox.deliverer()
         lms_outbox.start()
-        digests = deadline_digest.DigestJob()
+        digests = deadline_digest.digest_job()
         digests.start()
-        mail_outbox = mail_delivery.Deliverer()
+        mail_outbox = mail_delivery.deliverer()
         mail_outbox.start()
         pool = EmbeddedWorkers(threads=workers) if workers > 0 else None
         if pool:
