@@ -83,10 +83,15 @@ def _redirect_to(request: Request, provider: OidcProvider) -> str:
     return oidc.redirect_uri(settings.public_url or str(request.base_url), provider)
 
 
-@router.get("/sso/oidc/{name}/start")
-def start(
-    request: Request, session: SessionDep, user: PageUser, name: str, next: str = "/"
+def _begin(
+    request: Request,
+    session: SessionDep,
+    user: User | None,
+    name: str,
+    next_path: str,
+    link_user: User | None = None,
 ) -> Response:
+    """Send the browser to the provider, this browser's state remembered."""
     if refused := _too_many(request, user):
         return refused
     try:
@@ -95,33 +100,27 @@ def start(
             session=session,
             provider=provider,
             redirect_to=_redirect_to(request, provider),
-            next_path=safe_next(next),
+            next_path=next_path,
+            link_user=link_user,
         )
     except DomainError as error:
         return _failed(request, user, error.status, str(error))
     _remember_started(request, url)
     return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
+
+
+@router.get("/sso/oidc/{name}/start")
+def start(
+    request: Request, session: SessionDep, user: PageUser, name: str, next: str = "/"
+) -> Response:
+    return _begin(request, session, user, name, safe_next(next))
 
 
 @router.post("/sso/oidc/{name}/link")
 def link(
     request: Request, session: SessionDep, user: SignedInUser, _csrf: CsrfChecked, name: str
 ) -> Response:
-    if refused := _too_many(request, user):
-        return refused
-    try:
-        provider = _provider(name)
-        url = oidc.start(
-            session=session,
-            provider=provider,
-            redirect_to=_redirect_to(request, provider),
-            next_path="/account",
-            link_user=user,
-        )
-    except DomainError as error:
-        return _failed(request, user, error.status, str(error))
-    _remember_started(request, url)
-    return RedirectResponse(url, status_code=status.HTTP_303_SEE_OTHER)
+    return _begin(request, session, user, name, "/account", link_user=user)
 
 
 @router.get("/sso/oidc/{name}/callback", response_class=HTMLResponse)
