@@ -92,6 +92,9 @@ def executed(cells: list[str], kernel_path: Path, tmp_path: Path) -> list[dict[s
         notebook,
         kernel_name="colab-like",
         timeout=300,
+        # A kernel's start (a fresh virtual environment importing IPython) took over
+        # nbclient's default 60 s on this 2-core machine under a full test run's load.
+        startup_timeout=300,
         allow_errors=True,  # a cell that fails must not stop the rest
         resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
