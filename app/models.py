@@ -357,10 +357,18 @@ class ProblemVersion(Base):
     # version's trusted run is done; or why that run failed.
     samples_json: Mapped[str | None] = mapped_column(Text, default=None)
     samples_error: Mapped[str | None] = mapped_column(Text, default=None)
+    # Who made this version in the browser or by an import (None: synced from disk).
+    author_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    # The check's progress, one line per step, while it runs and after (the editor shows it).
+    check_log: Mapped[str] = mapped_column(Text, default="")
 
 
 class ProblemRecord(Base):
-    """A problem the platform knows, and which of its versions learners get."""
+    """A problem the platform knows, and which of its versions learners get. A course
+    problem (``course_id`` set) is seen by that course's members alone, and its files
+    are author code, run in sandboxes only (docs/security.md); the bank's have none."""
 
     __tablename__ = "problems"
 
@@ -369,6 +377,27 @@ class ProblemRecord(Base):
         ForeignKey("problem_versions.id"), default=None
     )
     published_at: Mapped[datetime | None] = mapped_column(default=None)
+    course_id: Mapped[int | None] = mapped_column(
+        ForeignKey("courses.id", ondelete="CASCADE"), default=None, index=True
+    )
+
+
+class CourseProblemRepo(Base):
+    """A course's git repository of problem folders (the bank's layout), pulled on demand
+    and when its webhook is called with the secret (stored hashed)."""
+
+    __tablename__ = "course_problem_repos"
+
+    course_id: Mapped[int] = mapped_column(
+        ForeignKey("courses.id", ondelete="CASCADE"), primary_key=True
+    )
+    url: Mapped[str] = mapped_column(String(500))
+    branch: Mapped[str] = mapped_column(String(100), default="main")
+    webhook_secret_hash: Mapped[str] = mapped_column(String(128))
+    last_commit: Mapped[str] = mapped_column(String(64), default="")
+    last_pulled_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_report: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class PastVerdict(Base):

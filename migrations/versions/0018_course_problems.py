@@ -1,0 +1,65 @@
+"""Course problems: a problem may belong to one course (written in the browser, imported
+from a folder or a course's git repository) and is then seen by that course alone; who
+made each version; the check's progress lines while it runs; a course's link to a git
+repository of problem folders.
+
+Revision ID: 0018
+Revises: 0017
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0018"
+down_revision = "0017"
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("problems") as problems:
+        problems.add_column(
+            sa.Column(
+                "course_id",
+                sa.Integer,
+                sa.ForeignKey("courses.id", name="fk_problems_course_id", ondelete="CASCADE"),
+                nullable=True,
+            )
+        )
+        problems.create_index("ix_problems_course_id", ["course_id"])
+    with op.batch_alter_table("problem_versions") as versions:
+        versions.add_column(
+            sa.Column(
+                "author_id",
+                sa.Integer,
+                sa.ForeignKey(
+                    "users.id", name="fk_problem_versions_author_id", ondelete="SET NULL"
+                ),
+                nullable=True,
+            )
+        )
+        versions.add_column(sa.Column("check_log", sa.Text, nullable=False, server_default=""))
+    op.create_table(
+        "course_problem_repos",
+        sa.Column(
+            "course_id",
+            sa.Integer,
+            sa.ForeignKey("courses.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
+        sa.Column("url", sa.String(500), nullable=False),
+        sa.Column("branch", sa.String(100), nullable=False, server_default="main"),
+        sa.Column("webhook_secret_hash", sa.String(128), nullable=False),
+        sa.Column("last_commit", sa.String(64), nullable=False, server_default=""),
+        sa.Column("last_pulled_at", sa.DateTime, nullable=True),
+        sa.Column("last_report", sa.Text, nullable=False, server_default=""),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("course_problem_repos")
+    with op.batch_alter_table("problem_versions") as versions:
+        versions.drop_column("check_log")
+        versions.drop_column("author_id")
+    with op.batch_alter_table("problems") as problems:
+        problems.drop_index("ix_problems_course_id")
+        problems.drop_column("course_id")
