@@ -194,7 +194,8 @@ def cmd_new(args: argparse.Namespace) -> int:
     for path in created:
         print(f"created {path}")
     print(
-        f"Next: replace every TODO, add at least 3 more mistakes, then run `jaxjudge check {args.slug}`."
+        f"It passes `jaxjudge check {args.slug}` as it stands: make it yours at each TODO,"
+        " then run the check again (it lists the TODOs left)."
     )
     return EXIT_OK
 

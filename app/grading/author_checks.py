@@ -52,6 +52,7 @@ def run_check(version_id: int) -> None:
                 "ok": result.ok,
                 "errors": result.errors,
                 "notes": result.notes,
+                "todos": result.todos,
                 "timings": result.timings,
                 "text": render(result, verbose=True),
             }

@@ -117,26 +117,30 @@ def test_binary_and_oversized_files_are_refused(
     assert "larger than the 256 KiB limit" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
-def test_new_scaffolds_a_folder_that_check_explains(
+def test_new_scaffolds_a_problem_that_passes_check_and_lists_its_todos(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from grader.problems.scaffold import scaffold_files
+    from grader.problems.source import ProblemSource
+
     monkeypatch.setattr(settings, "content_dir", tmp_path)
     assert main(["new", "my-problem"]) == 0
-    assert (tmp_path / "problems" / "my-problem" / "cases.py").is_file()
-    assert (tmp_path / "reference_solutions" / "my-problem.py").is_file()
+    # `jaxjudge new` writes exactly the snapshot the course editor starts from.
+    assert ProblemSource(tmp_path, "my-problem").files() == scaffold_files("my-problem")
     assert main(["new", "my-problem"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["new", "Bad Slug"]) == 2
+    capsys.readouterr()
 
-    from grader.check import check_problem
-
-    result = check_problem(tmp_path / "problems" / "my-problem")
-    assert (
-        "statement.md: still holds the scaffold's TODO; replace it with real content"
-        in result.errors
-    )
-    assert any("problem.toml: still holds" in error for error in result.errors)
+    assert main(["check", "my-problem"]) == 0
+    out = capsys.readouterr().out
+    assert "my-problem: ok" in out
+    for where in ("problem.toml:1", "statement.md:3", "starter.py:1", "hints.md:1",
+                  "solution.md:1", "cases.py:13", "mistakes/returns_input.py:3",
+                  "reference_solutions/my-problem.py:3"):  # fmt: skip
+        assert f"todo: {where}: still holds the scaffold's TODO" in out
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo"])
