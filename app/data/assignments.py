@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.data import course_problems
 from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, utcnow
 from app.vocabulary import LatePolicy
@@ -109,7 +110,10 @@ def assign(
     confirm_past_due: bool = True,
 ) -> Assignment:
     """Assign ``problem``, or change its settings (re-assigning an unassigned one
-    restores it). A due date in the past raises PastDueError unless confirmed."""
+    restores it). A due date in the past raises PastDueError unless confirmed. Another
+    course's own problem does not exist here (NotFoundError)."""
+    if not course_problems.in_course_scope(session=session, slug=problem, course_id=course.id):
+        raise NotFoundError(f"Unknown problem {problem!r}.")
     wanted = (settings or AssignmentSettings(due_at=due_at)).normalized()
     wanted.check()
     existing = find(session=session, course=course, problem=problem)

@@ -14,12 +14,13 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 from sqlalchemy.orm import Session, load_only
 
 from app.core.config import settings
+from app.data import course_problems
 from app.errors import NotFoundError
-from app.models import ProblemRecord, ProblemVersion, utcnow
+from app.models import ProblemRecord, ProblemVersion, User, utcnow
 from grader.errors import ProblemError
 from grader.judging import samples
 from grader.judging.samples import SampleView
@@ -175,12 +176,27 @@ def problem_of(version: ProblemVersion) -> Problem:
 
 
 def live_problem(*, session: Session, slug: str) -> tuple[ProblemVersion, Problem] | None:
+    """The live version of ``slug``, whoever asks: for a person's request use
+    ``visible_live_problem``, which hides a course's problems from everyone outside it."""
     version = live_version(session=session, slug=slug)
     return None if version is None else (version, problem_of(version))
 
 
-def live_problems(*, session: Session) -> list[tuple[ProblemVersion, Problem]]:
-    """Every published problem, by track and position."""
+def visible_live_problem(
+    *, session: Session, slug: str, user: User | None
+) -> tuple[ProblemVersion, Problem] | None:
+    """The live version of ``slug`` if ``user`` may see the problem (every bank problem; a
+    course problem for its course's members and admins), else None: a 404 for the caller."""
+    if not course_problems.may_see(session=session, slug=slug, user=user):
+        return None
+    return live_problem(session=session, slug=slug)
+
+
+def live_problems(
+    *, session: Session, course_id: int | None = None, every_course: bool = False
+) -> list[tuple[ProblemVersion, Problem]]:
+    """Every published bank problem, by track and position; with ``course_id`` that
+    course's published problems too, with ``every_course`` every course's (the preparer)."""
     # The columns a listing needs: the files are loaded only if not materialised yet, and
     # the stored samples and check reports (large, per version) only by who reads them.
     rows = session.scalars(
@@ -195,6 +211,11 @@ def live_problems(*, session: Session) -> list[tuple[ProblemVersion, Problem]]:
                 ProblemVersion.title,
             )
         )
+        .where(
+            true()
+            if every_course
+            else ProblemRecord.course_id.is_(None) | (ProblemRecord.course_id == course_id)
+        )
     )
     loaded = [(version, problem_of(version)) for version in rows]
     return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))
@@ -204,10 +225,13 @@ _listing: dict[tuple[int, ...], list[Problem]] = {}
 
 
 def live_problem_list(*, session: Session) -> list[Problem]:
-    """``live_problems`` without their versions, for listings on every request: one query
+    """The bank's ``live_problems`` without their versions, for listings on every request
+    (a course's own problems are never listed here): one query
     of the live version ids, and the problems loaded once per set of live versions."""
     ids = session.scalars(
-        select(ProblemRecord.live_version_id).where(ProblemRecord.live_version_id.is_not(None))
+        select(ProblemRecord.live_version_id).where(
+            ProblemRecord.live_version_id.is_not(None), ProblemRecord.course_id.is_(None)
+        )
     )
     live = tuple(sorted(version_id for version_id in ids if version_id is not None))
     problems = _listing.get(live)

@@ -15,10 +15,11 @@ import tomllib
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.models import ProblemRecord, ProblemVersion, User
+from app.models import CourseMember, ProblemRecord, ProblemVersion, User
+from app.vocabulary import Role
 from grader.problems import snapshot
 from grader.problems.problem import SLUG
-from grader.problems.source import content_hash
+from grader.problems.source import PROBLEMS, REFERENCES, content_hash
 
 COURSE_SLUG = re.compile(r"^c([0-9]+)-(.+)$")
 
@@ -104,3 +105,47 @@ def course_problem_slugs(*, session: Session, course_id: int) -> list[str]:
             .order_by(ProblemRecord.slug)
         )
     )
+
+
+def course_of_problem(*, session: Session, slug: str) -> int | None:
+    """The course a problem belongs to (its record's, else its slug's); None for the bank's."""
+    record_course = session.scalar(
+        select(ProblemRecord.course_id).where(ProblemRecord.slug == slug)
+    )
+    return record_course if record_course is not None else course_of_slug(slug)
+
+
+def may_see(*, session: Session, slug: str, user: User | None) -> bool:
+    """Whether ``user`` may know that problem ``slug`` exists: every bank problem, and a
+    course problem for that course's members (any role) and platform admins only. The
+    one test every route that names a problem by slug asks (anyone else gets a 404)."""
+    course_id = course_of_problem(session=session, slug=slug)
+    if course_id is None:
+        return True
+    if user is None:
+        return False
+    if user.role == Role.ADMIN:
+        return True
+    member = session.scalar(
+        select(CourseMember.id).where(
+            CourseMember.course_id == course_id, CourseMember.user_id == user.id
+        )
+    )
+    return member is not None
+
+
+def in_course_scope(*, session: Session, slug: str, course_id: int) -> bool:
+    """Whether course ``course_id`` may use problem ``slug``: a bank problem or its own."""
+    owner = course_of_problem(session=session, slug=slug)
+    return owner is None or owner == course_id
+
+
+def renamed(files: dict[str, bytes], old: str, new: str) -> dict[str, bytes]:
+    """A problem's snapshot files under another slug: its folder and its reference moved."""
+    moved = {}
+    for path, data in files.items():
+        if path == f"{REFERENCES}/{old}.py":
+            moved[f"{REFERENCES}/{new}.py"] = data
+        elif path.startswith(f"{PROBLEMS}/{old}/"):
+            moved[f"{PROBLEMS}/{new}/{path.removeprefix(f'{PROBLEMS}/{old}/')}"] = data
+    return moved

@@ -59,7 +59,7 @@ def set_marked(*, session: Session, user: User, problem: str, marked: bool) -> N
     """Mark a published ``problem`` complete, or take the mark back (either again: no
     change), for the page's form and the API alike. A problem that is not published is
     NotFoundError, and nothing is recorded."""
-    if catalog.live_problem(session=session, slug=problem) is None:
+    if catalog.visible_live_problem(session=session, slug=problem, user=user) is None:
         raise NotFoundError(f"No problem {problem!r}.")
     theirs = (ProblemMark.user_id == user.id, ProblemMark.problem == problem)
     if not marked:

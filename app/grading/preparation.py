@@ -171,7 +171,10 @@ def prepare_versions(*, include_live: bool) -> int:
             versions = catalog.versions_without_samples(session=session)
             if include_live:
                 versions += [
-                    version for version, _problem in catalog.live_problems(session=session)
+                    version
+                    for version, _problem in catalog.live_problems(
+                        session=session, every_course=True
+                    )
                 ]
             pending = {version.id: catalog.problem_of(version) for version in versions}
             with_samples = catalog.with_stored_samples(session=session, version_ids=list(pending))

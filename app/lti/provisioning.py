@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import names
-from app.data import accounts, assignments, catalog, courses, lti_scores, members
+from app.data import accounts, assignments, catalog, course_problems, courses, lti_scores, members
 from app.data.course_submissions import within
 from app.errors import ConflictError, InvalidInputError
 from app.lti.claims import Launch, Services
@@ -261,7 +261,9 @@ def resource_link(
     slug = chosen or (link.problem if link else None) or named
     if slug is None:
         return None
-    if catalog.live_version(session=session, slug=slug) is None:
+    if catalog.live_version(session=session, slug=slug) is None or not (
+        course_problems.in_course_scope(session=session, slug=slug, course_id=course.id)
+    ):  # another course's own problem does not exist for this one
         raise LaunchError(
             f"This link names the problem {slug[:100]!r}, which jaxjudge does not have."
         )

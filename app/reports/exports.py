@@ -79,7 +79,10 @@ def grades_csv(*, session: Session, course: Course, layout: str = "generic") -> 
     if layout not in LAYOUTS:
         raise InvalidInputError(f"The layout is one of {', '.join(LAYOUTS)}.")
     matrix = grade_matrix(session=session, course=course)
-    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session=session)}
+    titles = {
+        p.slug: p.config.title
+        for _version, p in catalog.live_problems(session=session, course_id=course.id)
+    }
     return matrix_csv(matrix, people(session=session, course=course, matrix=matrix), titles, layout)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
-from app.data import catalog
+from app.data import catalog, course_problems
 from app.errors import ConflictError, NotFoundError
 from app.grading import author_checks
 from app.models import ProblemRecord, ProblemVersion
@@ -24,6 +24,9 @@ router = APIRouter(include_in_schema=False)
 
 
 def _version(session: SessionDep, slug: str, number: int | None) -> ProblemVersion:
+    # The bank's pages: a course's own problem lives in its course's editor alone.
+    if course_problems.course_of_problem(session=session, slug=slug) is not None:
+        raise NotFoundError(f"No such version of {slug!r}.")
     version = (
         catalog.version_by_number(session=session, slug=slug, number=number)
         if number is not None
@@ -41,7 +44,8 @@ def author_home(request: Request, session: SessionDep, user: Staff) -> Response:
     for version in session.scalars(
         select(ProblemVersion).order_by(ProblemVersion.slug, ProblemVersion.number.desc())
     ):
-        rows.setdefault(version.slug, []).append(version)
+        if not course_problems.is_course_slug(version.slug):  # the bank only
+            rows.setdefault(version.slug, []).append(version)
     return page(request, "author.html", user, problems=rows, live=live)
 
 

@@ -116,7 +116,11 @@ def _course_page(
 ) -> Response:
     course, role, user = access.course, access.role, access.user
     found = assignments.assignments_of(session=session, course=course)
-    titles = {p.slug: p.config.title for _version, p in catalog.live_problems(session=session)}
+    # The bank's published problems and this course's own (published after a passing check).
+    titles = {
+        p.slug: p.config.title
+        for _version, p in catalog.live_problems(session=session, course_id=course.id)
+    }
     policies = {a.problem: deadlines.describe(a) for a in found}
     context: dict[str, object] = {
         "course": course,

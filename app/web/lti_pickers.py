@@ -51,9 +51,11 @@ def start_deep_linking(
     return RedirectResponse("/lti/deep-link", status_code=status.HTTP_303_SEE_OTHER)
 
 
-def _problems(session: Session) -> list[tuple[str, str, str]]:
+def _problems(session: Session, course_id: int | None) -> list[tuple[str, str, str]]:
+    """The bank's published problems and the LMS course's own (``course_id``)."""
     return [
-        (p.slug, p.config.title, p.config.track) for _v, p in catalog.live_problems(session=session)
+        (p.slug, p.config.title, p.config.track)
+        for _v, p in catalog.live_problems(session=session, course_id=course_id)
     ]
 
 
@@ -74,7 +76,7 @@ def deep_link_picker(request: Request, session: SessionDep, user: SignedInUser) 
         else set()
     )
     # The course's existing assignments first: adding one again links the LMS to it.
-    problems = sorted(_problems(session), key=lambda p: p[0] not in assigned)
+    problems = sorted(_problems(session, pending.course_id), key=lambda p: p[0] not in assigned)
     return page(
         request,
         "lti_deep_link.html",
@@ -102,7 +104,7 @@ def deep_link_response(
     if pending is None:
         return refused(request, _NOTHING_WAITING)
     platform = session.get(LtiPlatform, pending.platform_id)
-    titles = {slug: title for slug, title, _track in _problems(session)}
+    titles = {slug: title for slug, title, _track in _problems(session, pending.course_id)}
     picked = [slug for slug in (problem or []) if slug in titles]
     if platform is None or not picked:
         return refused(request, "Pick at least one problem (start again from the LMS).")
@@ -148,7 +150,9 @@ def _post_to(request: Request, user: User, url: str, fields: dict[str, str]) -> 
 def link_picker(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     if not isinstance(request.session.get(PENDING_LINK_KEY), dict):
         return refused(request, "No LMS link is waiting for a problem; start from the LMS.")
-    return page(request, "lti_link.html", user, problems=_problems(session))
+    course_id = request.session[PENDING_LINK_KEY].get("course_id")
+    listed = _problems(session, int(course_id) if course_id is not None else None)
+    return page(request, "lti_link.html", user, problems=listed)
 
 
 @router.post("/lti/link")

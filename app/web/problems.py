@@ -88,8 +88,10 @@ def set_marked(
     return _back_to(next_path, slug)
 
 
-def _live_or_404(session: SessionDep, slug: str) -> tuple[ProblemVersion, Problem]:
-    live = catalog.live_problem(session=session, slug=slug)
+def _live_or_404(session: SessionDep, slug: str, user: User) -> tuple[ProblemVersion, Problem]:
+    """The live problem, if ``user`` may see it: a course's own problem is a 404 to anyone
+    outside that course, as an unknown slug is."""
+    live = catalog.visible_live_problem(session=session, slug=slug, user=user)
     if live is None:
         raise NotFoundError(f"No problem {slug!r}.")
     return live
@@ -147,7 +149,7 @@ def track_progress_fragment(
     slug: str, request: Request, session: SessionDep, user: SignedInUser
 ) -> Response:
     """The track's progress line, which the page's script reads again after a verdict."""
-    _version, problem = _live_or_404(session, slug)
+    _version, problem = _live_or_404(session, slug, user)
     track = _track_of(session, user, problem)
     return page(request, "_track_progress.html", user, track=track)
 
@@ -156,7 +158,7 @@ def track_progress_fragment(
 def history_fragment(
     slug: str, request: Request, session: SessionDep, user: SignedInUser
 ) -> Response:
-    _live_or_404(session, slug)
+    _live_or_404(session, slug, user)
     return page(request, "_history.html", user, history=_history(session, user, slug))
 
 
@@ -164,7 +166,7 @@ def history_fragment(
 def walkthrough_fragment(
     slug: str, request: Request, session: SessionDep, user: SignedInUser
 ) -> Response:
-    _version, problem = _live_or_404(session, slug)
+    _version, problem = _live_or_404(session, slug, user)
     if not submission_data.has_solved(session=session, user=user, problem=slug):
         raise ForbiddenError("The walkthrough unlocks after an accepted submission.")
     unlocked = walkthrough_views(problem)
@@ -179,7 +181,7 @@ def walkthrough_fragment(
 
 @router.get("/problems/{slug}", response_class=HTMLResponse)
 def problem_page(slug: str, request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    version, problem = _live_or_404(session, slug)
+    version, problem = _live_or_404(session, slug, user)
     # The learner's submits for this problem give its status too: no second query.
     history = _history(session, user, slug)
     verdicts = {row["submission"].verdict for row in history}
@@ -231,7 +233,7 @@ def answer_quiz(
     choice: Annotated[list[str] | None, Form()] = None,
 ) -> Response:
     """Record the first answer to a question; the page then shows every explanation."""
-    _version, problem = _live_or_404(session, slug)
+    _version, problem = _live_or_404(session, slug, user)
     if problem.quiz is None:
         raise NotFoundError(f"{slug!r} has no quiz.")
     quizzes.answer(

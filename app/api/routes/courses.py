@@ -152,7 +152,7 @@ def assign_problem(
     them (every field is set again). A due date in the past is refused (409) unless
     ``confirm_past_due``. Grades are recomputed, and sent to a linked LMS again."""
     if catalog.live_version(session=session, slug=body.problem) is None:
-        raise NotFoundError(f"Unknown problem {body.problem!r}.")
+        raise NotFoundError(f"Unknown problem {body.problem!r}.")  # another course's: assign's
     settings = AssignmentSettings(**body.model_dump(exclude={"problem", "confirm_past_due"}))
     assignment = assignments.assign(
         session=session,

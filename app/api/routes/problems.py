@@ -70,7 +70,7 @@ def unmark_complete(slug: str, user: CurrentUser, session: SessionDep) -> Respon
 @router.post("/{slug}/hints")
 def reveal_hint(slug: str, user: CurrentUser, session: SessionDep) -> dict[str, object]:
     """Reveal the next hint (recorded; revealed hints stay revealed)."""
-    live = catalog.live_problem(session=session, slug=slug)
+    live = catalog.visible_live_problem(session=session, slug=slug, user=user)
     if live is None:
         raise NotFoundError(f"Unknown problem {slug!r}.")
     texts = live[1].hints

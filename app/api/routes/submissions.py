@@ -64,9 +64,10 @@ def create_submission(
             "Confirm your email first: follow the link mailed to you (your account page sends"
             " it again)."
         )
-    live = catalog.live_version(session=session, slug=body.problem)
-    if live is None:
+    visible = catalog.visible_live_problem(session=session, slug=body.problem, user=user)
+    if visible is None:  # a course's own problem does not exist outside the course
         raise NotFoundError(f"Unknown problem {body.problem!r}.")
+    live = visible[0]
     size = len(body.code.encode())
     if size > grader_settings.max_source_bytes:
         raise HTTPException(
