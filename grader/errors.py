@@ -8,14 +8,17 @@ from pathlib import Path
 class ProblemError(Exception):
     """A problem folder is broken; the message names the file and the field."""
 
-    def __init__(self, path: Path, field: str | None, message: str) -> None:
+    def __init__(
+        self, path: Path, field: str | None, message: str, *, line: int | None = None
+    ) -> None:
         self.path = path
         self.field = field
         self.message = message
+        self.line = line  # of the file, where the error's place in it is known
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = _display(self.path)
+        where = _display(self.path) + (f" line {self.line}" if self.line else "")
         return (
             f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         )

@@ -22,10 +22,16 @@ from grader.cases import CaseBank, Regime, load_cases, load_regimes
 from grader.config import settings
 from grader.errors import ProblemError
 from grader.problems.quiz import Quiz, load_quiz
+from grader.problems.schema_errors import (
+    IDENTIFIER_PATTERN,
+    SLUG_PATTERN,
+    schema_error,
+    toml_error,
+)
 from grader.problems.source import PROBLEMS, ProblemSource
 
-SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SLUG = re.compile(SLUG_PATTERN)
+IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 REQUIRED_TEXT_FILES = ("statement.md", "starter.py", "hints.md", "solution.md")
 
 
@@ -265,9 +271,12 @@ class ProblemConfig(_Strict):
     def _arguments_are_identifiers(cls, names: list[str]) -> list[str]:
         for name in names:
             if not IDENTIFIER.match(name):
-                raise ValueError(f"{name!r} is not a Python identifier")
+                raise ValueError(
+                    f"{name!r} is not allowed: use a Python name (letters, digits and"
+                    " underscores, not starting with a digit)"
+                )
         if len(set(names)) != len(names):
-            raise ValueError("argument names must be unique")
+            raise ValueError("argument names must be unique; one is repeated")
         return names
 
 
@@ -365,21 +374,15 @@ class Problem:
 def _read_config(path: Path) -> ProblemConfig:
     if not path.is_file():
         raise ProblemError(path, None, "missing: every problem needs a problem.toml")
+    text = path.read_text()
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ProblemError(path, None, f"invalid TOML: {error}") from None
+        raise toml_error(path, error) from None
     try:
         return ProblemConfig.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = first["msg"]
-        if first["type"] == "extra_forbidden":
-            message = "unknown field (see the field list in docs/authoring.md, 'problem.toml')"
-        return_count = error.error_count()
-        more = f" (and {return_count - 1} more problem(s))" if return_count > 1 else ""
-        raise ProblemError(path, field, message + more) from None
+        raise schema_error(path, error, text, ProblemConfig) from None
 
 
 def _diagnosis(path: Path) -> str:
@@ -419,7 +422,12 @@ def load_problem(folder: Path) -> Problem:
     source = ProblemSource.of(folder)
     slug = folder.name
     if not SLUG.match(slug):
-        raise ProblemError(folder, None, "folder names are lowercase words joined by hyphens")
+        raise ProblemError(
+            folder,
+            None,
+            f"the folder name {slug!r} is not allowed: use lowercase letters and digits,"
+            " words joined by single hyphens (like my-problem)",
+        )
     config = _read_config(folder / "problem.toml")
     for name in REQUIRED_TEXT_FILES:
         path = folder / name

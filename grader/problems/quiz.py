@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from grader.errors import ProblemError
+from grader.problems.schema_errors import schema_error, toml_error
 
 QUESTION_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
@@ -49,7 +49,10 @@ class Question(BaseModel):
     @classmethod
     def _slug_like(cls, value: str) -> str:
         if not QUESTION_ID.match(value):
-            raise ValueError("lower-case letters, digits and '-', at most 40")
+            raise ValueError(
+                f"{value!r} is not allowed: use lowercase letters, digits and '-', at most 40"
+                " characters, starting with a letter or digit"
+            )
         return value
 
     @model_validator(mode="after")
@@ -93,14 +96,12 @@ def load_quiz(folder: Path) -> Quiz | None:
     path = folder / "quiz.toml"
     if not path.is_file():
         return None
+    text = path.read_text()
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ProblemError(path, None, f"invalid TOML: {error}") from None
+        raise toml_error(path, error) from None
     try:
         return Quiz.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ProblemError(path, field, message) from None
+        raise schema_error(path, error, text, Quiz) from None

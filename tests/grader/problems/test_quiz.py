@@ -47,8 +47,11 @@ def test_a_valid_quiz_and_how_answers_are_judged(tmp_path: Path) -> None:
     [
         (lambda t: t.replace("correct = true\n", ""), "has no correct choice"),
         (lambda t: t.replace('text = "that"', 'text = "this"'), "repeats a choice"),
-        (lambda t: t.replace('explanation = "because"\n', ""), "questions.0.choices.0.explanation"),
-        (lambda t: t.replace('id = "q1"', 'id = "Q 1"'), "questions.0.id"),
+        (
+            lambda t: t.replace('explanation = "because"\n', ""),
+            "questions #1.choices #1.explanation: is required",
+        ),
+        (lambda t: t.replace('id = "q1"', 'id = "Q 1"'), "questions #1.id: 'Q 1' is not allowed"),
         (lambda t: t + t, "question ids must be unique"),
         (
             lambda t: t.replace('prompt = "Which?"', 'prompt = "Which?"\nhint = "x"'),
