@@ -49,7 +49,7 @@ import numpy as np
 from grader.child.protocol import MAX_TREE_DEPTH
 from grader.errors import ProblemError
 
-__all__ = ["Case", "CaseBank", "Regime", "load_cases", "load_regimes"]
+__all__ = ["Case", "CaseBank", "Regime", "RegimeAnswers", "load_cases", "load_regimes"]
 
 CASE_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
@@ -290,22 +290,40 @@ def load_cases(
         return [list(generate(seed)) for seed in range(variants)]
 
     generated = _call_author_code(path, "cases", generate_all)
+    return assemble(
+        path,
+        generated,
+        arguments,
+        lambda: _call_author_code(path, "memory_probes", _probes_of(path)) if with_probes else None,
+    )
+
+
+def assemble(
+    path: Path,
+    generated: list[list[object]],
+    arguments: list[str],
+    probes: Callable[[], list[object] | None],
+) -> CaseBank:
+    """The bank of what ``cases(seed)`` gave for every seed, validated, and of what
+    ``probes()`` gives (``memory_probes()``'s cases; None without a memory budget): the
+    same checks whether cases.py ran in this process or in a sandbox."""
     bank = _bank(path, [validate_cases(path, cases, arguments) for cases in generated])
-    if not with_probes:
+    found = probes()
+    if found is None:
         return bank
-    probes = _load_memory_probes(path, arguments)
+    probed = _validate_probes(path, found, arguments)
     taken = {case.name for case in bank.samples + bank.hidden[0]}
-    for probe in probes:
+    for probe in probed:
         if probe.name in taken:
             raise ProblemError(path, f"probe {probe.name!r}", "a probe needs a name of its own")
         taken.add(probe.name)
-    return CaseBank(bank.samples, bank.hidden, probes)
+    return CaseBank(bank.samples, bank.hidden, probed)
 
 
 MIN_MEMORY_PROBES = 2
 
 
-def _load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
+def _probes_of(path: Path) -> Callable[[Any], list[object]]:
     """``memory_probes()`` of cases.py: cases from the smallest batch to the largest (a
     memory budget compares the last with the first), the same for every submission."""
 
@@ -317,7 +335,10 @@ def _load_memory_probes(path: Path, arguments: list[str]) -> tuple[Case, ...]:
             )
         return list(probes())
 
-    probes = _call_author_code(path, "memory_probes", generate)
+    return generate
+
+
+def _validate_probes(path: Path, probes: list[object], arguments: list[str]) -> tuple[Case, ...]:
     if len(probes) < MIN_MEMORY_PROBES:
         raise ProblemError(path, "memory_probes()", f"give at least {MIN_MEMORY_PROBES} probes")
     validated = []
@@ -366,6 +387,38 @@ def load_regimes(path: Path) -> dict[str, Regime]:
 
     regimes: dict[str, Regime] = _call_author_code(path, "regimes", generate)
     return regimes
+
+
+@dataclass(frozen=True)
+class RegimeAnswers:
+    """What cases.py's ``regimes()`` says of the hidden cases: for each regime it names,
+    the names of each variant's hidden cases in it (``covering[name][variant]``), or the
+    error its predicate raised (``errors[name]``, a whole sentence); ``invalid``: why
+    ``regimes()`` itself is unusable. Computed in this process for a trusted problem,
+    in the sandbox for an untrusted one (grader/author_code.py), read the same way."""
+
+    covering: dict[str, tuple[tuple[str, ...], ...]]
+    errors: dict[str, str] = field(default_factory=dict)
+    invalid: str | None = None
+
+
+def regime_answers(path: Path, bank: CaseBank) -> RegimeAnswers:
+    """``regimes()`` of a trusted cases.py, asked of every variant's hidden cases here."""
+    try:
+        tests = load_regimes(path)
+    except ProblemError as error:
+        return RegimeAnswers({}, invalid=str(error))
+    covering: dict[str, tuple[tuple[str, ...], ...]] = {}
+    errors: dict[str, str] = {}
+    for name, test in tests.items():
+        try:
+            covering[name] = tuple(
+                tuple(case.name for case in cases if in_regime(path, name, test, case))
+                for cases in bank.hidden
+            )
+        except ProblemError as error:
+            errors[name] = str(error)
+    return RegimeAnswers(covering, errors)
 
 
 def in_regime(path: Path, name: str, test: Regime, case: Case) -> bool:

@@ -12,20 +12,24 @@ every mistake is rejected by at least one hidden case where it sits at least
 or memory requirements (grader/judging/requirements.py; the reference, graded, meets them).
 
 The web platform runs this check for authors in the background and keeps its report
-with the version (app/grading/author_checks.py).
+with the version (app/grading/author_checks.py), with the lines ``progress`` hears as
+each stage ends. An untrusted problem (``trusted=False``: a course's) is checked with
+every piece of its author's code in sandboxes (grader/author_code.py, grader/expected.py).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import calibration, expected
-from grader.cases import case_key, in_regime, load_cases, same_value
+from grader.cases import case_key, same_value
 from grader.child.verdicts import Verdict, headline
 from grader.errors import ProblemError
 from grader.grade import grade, grade_reference
+from grader.judging.report import GradeReport
 from grader.judging.trees import compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem, load_problem
@@ -57,12 +61,7 @@ class CheckResult:
 
 
 def _cases_deterministic(problem: Problem) -> str | None:
-    again = load_cases(
-        problem.folder / "cases.py",
-        problem.config.arguments,
-        problem.config.variants,
-        with_probes=problem.config.memory_budget is not None,
-    )
+    again = problem.cases_again()
     for (key, first), (_, second) in zip(problem.case_bank.keyed(), again.keyed(), strict=True):
         for name, value in first.args.items():
             other = second.args[name]
@@ -165,28 +164,77 @@ def _check_separation(
         )
 
 
-def check_problem(folder: Path, *, device: str = "cpu") -> CheckResult:
+class _Progress:
+    """Tells ``progress`` one line as each stage ends, then the errors and notes that
+    stage added, in the words ``render`` uses."""
+
+    def __init__(self, result: CheckResult, progress: Callable[[str], None] | None) -> None:
+        self.result, self.progress = result, progress
+        self.errors = self.notes = 0
+
+    def __call__(self, line: str) -> None:
+        if self.progress is None:
+            return
+        self.progress(line)
+        for error in self.result.errors[self.errors :]:
+            self.progress(f"  error: {error}")
+        for note in self.result.notes[self.notes :]:
+            self.progress(f"  {note}")
+        self.errors, self.notes = len(self.result.errors), len(self.result.notes)
+
+
+def check_problem(
+    folder: Path,
+    *,
+    device: str = "cpu",
+    trusted: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> CheckResult:
     """Validate one problem folder; the trusted runs and gradings on ``device`` (each
-    device has its own expected outputs: reduction order and TF32 differ)."""
+    device has its own expected outputs: reduction order and TF32 differ). ``trusted``:
+    whether its author's code may run outside sandboxes (``load_problem``'s);
+    ``progress``: called with one line per stage as the check goes (and the stage's
+    errors and notes after it), ending with the verdict."""
     result = CheckResult(slug=folder.name)
+    say = _Progress(result, progress)
     started = time.monotonic()
     try:
-        problem = load_problem(folder)
-        problem.case_bank  # noqa: B018  (loads and validates cases.py, every variant)
+        problem = load_problem(folder, trusted=trusted)
+        who = "trusted" if trusted else "not trusted: its code runs in sandboxes"
+        say(f"loaded {len(problem.mistakes)} known mistake(s); the author is {who}")
+        bank = problem.case_bank  # loads and validates cases.py, every variant
     except ProblemError as error:
         result.errors.append(str(error))
+        say("loading failed")
+        say(_verdict(result))
         return result
+    say(
+        f"cases generated for {bank.variants} variants: {len(bank.samples)} sample(s),"
+        f" {len(bank.for_variant(0))} hidden case(s) each"
+        + (f", {len(bank.probes)} memory probe(s)" if bank.probes else "")
+    )
     result.todos = leftover_todos(problem.source)
     if _cases_are_deterministic(problem, result):
+        say("cases: a second generation gives the same inputs")
         _check_regimes(problem, result)
-        _check_runs(problem, result, device)
+        say(f"regimes: {len(problem.config.regimes)} promised")
+        _check_runs(problem, result, device, say)
         if result.weakest is not None:
             name, gap = result.weakest
             result.notes.append(
                 f"weakest separation: mistakes/{name}.py at {gap:.3g}x the tolerance"
             )
+    else:
+        say("cases: two generations differ")
     result.timings["total"] = time.monotonic() - started
+    say(_verdict(result))
     return result
+
+
+def _verdict(result: CheckResult) -> str:
+    if result.ok:
+        return f"verdict: ok in {result.timings.get('total', 0.0):.0f} s"
+    return f"verdict: FAILED with {len(result.errors)} error(s)"
 
 
 def _check_regimes(problem: Problem, result: CheckResult) -> None:
@@ -194,11 +242,11 @@ def _check_regimes(problem: Problem, result: CheckResult) -> None:
     variant has a hidden case in it: a case set catches only the mistakes its inputs
     exercise."""
     promised = {regime.name: regime for regime in problem.config.regimes}
-    try:
-        tests = problem.regime_tests
-    except ProblemError as error:
-        result.errors.append(str(error))
+    answers = problem.regime_answers
+    if answers.invalid is not None:
+        result.errors.append(answers.invalid)
         return
+    tests = set(answers.covering) | set(answers.errors)
     if len(promised) < MIN_REGIMES:
         result.errors.append(
             f"problem.toml: {len(promised)} regime(s) promised; at least {MIN_REGIMES} are required"
@@ -210,22 +258,13 @@ def _check_regimes(problem: Problem, result: CheckResult) -> None:
             f"cases.py: regimes() names {name!r}, which problem.toml does not promise"
         )
     for name, regime in promised.items():
-        test = tests.get(name)
-        if test is None:
+        if name not in tests:
             result.errors.append(f"cases.py: regimes() has no predicate for {name!r}")
             continue
-        try:
-            covering = [
-                [
-                    case.name
-                    for case in problem.case_bank.for_variant(v)
-                    if in_regime(problem.folder / "cases.py", name, test, case)
-                ]
-                for v in range(problem.case_bank.variants)
-            ]
-        except ProblemError as error:
-            result.errors.append(str(error))
+        if name in answers.errors:
+            result.errors.append(answers.errors[name])
             continue
+        covering = answers.covering[name]
         empty = [v for v, names in enumerate(covering) if not names]
         if empty:
             result.errors.append(
@@ -251,7 +290,9 @@ def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:
     return message is None
 
 
-def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
+def _check_runs(
+    problem: Problem, result: CheckResult, device: str, say: Callable[[str], None]
+) -> None:
     try:
         # The trusted outputs of exactly this folder, reference and runtime: from this
         # machine's cache when an earlier run (`prepare`, another check) left them,
@@ -260,12 +301,19 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
         trusted = expected.load_or_compute(problem, device)
     except expected.ReferenceRunError as error:
         result.errors.append(f"{problem.reference_path.name}: {error}")
+        say("reference and mistakes: the run failed")
         return
+    where = "" if problem.trusted else " in a sandbox"
     if trusted.from_cache:
         result.notes.append("reference and mistakes: outputs from this machine's cache")
+        say(
+            f"reference and mistakes run on every variant{where} (outputs from this machine's cache)"
+        )
     else:
         result.timings["reference and mistakes"] = trusted.seconds
+        say(f"reference and mistakes run on every variant{where} in {trusted.seconds:.1f} s")
     _check_mistakes(problem, trusted, result, device)
+    say(f"mistakes: {len(problem.mistakes)} checked for separation on every variant")
 
     # The run calibration measures (grade_reference), kept here for its report too.
     reference_report = grade_reference(problem, device, trusted=trusted)
@@ -277,6 +325,31 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
             " of wall clock"
         )
     result.timings["reference graded"] = reference_report.seconds or 0.0
+    _reference_verdict(problem, result, reference_report, device)
+    say(
+        "reference graded as a submission: "
+        + ("accepted; limits calibrated" if reference_report.accepted else "not accepted")
+    )
+
+    starter_report = grade(problem, problem.starter, device=device, trusted=trusted, variant=0)
+    result.timings["starter graded"] = starter_report.seconds or 0.0
+    if starter_report.accepted:
+        result.errors.append(
+            "starter.py: the starter is accepted as it is; it must leave the work to the learner"
+        )
+    elif starter_report.verdict is Verdict.INTERNAL_ERROR:
+        result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
+    else:
+        result.notes.append(f"starter: {headline(starter_report.verdict).lower()}, as it should be")
+    say(
+        "starter graded: "
+        + ("accepted (it must not be)" if starter_report.accepted else "rejected")
+    )
+
+
+def _reference_verdict(
+    problem: Problem, result: CheckResult, reference_report: GradeReport, device: str
+) -> None:
     if not reference_report.accepted:
         failing = next(
             (c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None
@@ -301,17 +374,6 @@ def _check_runs(problem: Problem, result: CheckResult, device: str) -> None:
             )
         else:
             result.notes.append("reference: accepted; two runs agree")
-
-    starter_report = grade(problem, problem.starter, device=device, trusted=trusted, variant=0)
-    result.timings["starter graded"] = starter_report.seconds or 0.0
-    if starter_report.accepted:
-        result.errors.append(
-            "starter.py: the starter is accepted as it is; it must leave the work to the learner"
-        )
-    elif starter_report.verdict is Verdict.INTERNAL_ERROR:
-        result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
-    else:
-        result.notes.append(f"starter: {headline(starter_report.verdict).lower()}, as it should be")
 
 
 def render(result: CheckResult, *, verbose: bool = False) -> str:

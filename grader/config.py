@@ -123,6 +123,21 @@ class GraderSettings(BaseSettings):
         16 * 1024 * 1024,
         description="Size of a sandbox's private /dev/shm (counted in its memory).",
     )
+    author_cases_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=600,
+        description=(
+            "Wall clock (and CPU time) for an untrusted author's cases.py to generate every"
+            " variant in its sandbox (a course problem's; grader/author_code.py)."
+        ),
+    )
+
+    @property
+    def author_cases_dir(self) -> Path:
+        """The case banks untrusted cases.py files generated, one file per content hash:
+        written by the grader's own process alone, never bound into a sandbox."""
+        return self.data_dir / "cache" / "author-cases"
 
     @property
     def trusted_cache_dir(self) -> Path:

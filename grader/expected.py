@@ -8,6 +8,14 @@ they depend on: the problem folder, the reference file, the library versions
 and the device kind. Outputs are filed by case key (grader/cases.py
 ``case_key``). They never travel to a learner's child, and neither does the
 trusted compilation cache these runs fill.
+
+An untrusted problem's (a course's: ``Problem.trusted`` is false) reference and
+mistakes are author code the grader does not trust: they run in the learner
+sandbox (grader/running/sandbox.py) with the problem's memory limit and a finite
+CPU budget (``UNTRUSTED_CPU_FACTOR`` times a learner's, per solution), never with
+the trusted compilation cache and never in a plain process; their outputs come back
+through the same frame validation as a learner's. Only what this process makes of
+them (the outputs filed here, the calibration) is kept.
 """
 
 from __future__ import annotations
@@ -25,15 +33,20 @@ from typing import Any
 
 import numpy as np
 
+from grader import author_code  # noqa: F401  (lets untrusted problems' cases.py run, sandboxed)
 from grader.config import settings
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.requirements import unmet_requirement
 from grader.judging.trees import Output, OutputTree
 from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem
-from grader.running.launch import clean_environment
+from grader.running.launch import PlainLauncher, clean_environment
+from grader.running.sandbox import SandboxLauncher
 from grader.running.supervise import ProcessRunner, Runner
 from grader.versions import EXECUTION, runtime_record, runtime_versions
+
+# An untrusted author's solution may use this many times a learner's CPU budget.
+UNTRUSTED_CPU_FACTOR = 3.0
 
 
 class ReferenceRunError(Exception):
@@ -53,6 +66,8 @@ def cache_key(problem: Problem, device: str) -> str:
         f"{EXECUTION}\0{clean_environment(device, '/', settings.pool_memory_mb)}\0".encode()
     )
     digest.update(device.encode())
+    if not problem.trusted:  # outputs of sandboxed runs, never mistaken for trusted ones
+        digest.update(b"\0untrusted")
     return digest.hexdigest()[:32]
 
 
@@ -69,19 +84,39 @@ def trusted_job(problem: Problem, device: str, *, mistakes: bool = True) -> Job:
     cases = tuple(case for _key, case in bank.keyed())
     # A learner's budget per solution, scaled by how many more cases this run has.
     scale = len(cases) / (len(bank.first_phase) + len(bank.for_variant(0)))
+    # Trusted runs have a wall clock alone (CPU time None), generous enough for a
+    # machine under a class's load; an untrusted author's have a CPU budget as well.
+    wall_seconds = max(limits.wall_seconds, limits.cpu_seconds) * len(solutions) * scale
     return job_for(
         problem,
         # The samples and probes compile even op by op: requirements are read from them.
         compile_first=len(bank.first_phase) if problem.has_requirements else 0,
         solutions=tuple(solutions),
         cases=cases,
-        # Trusted runs have a wall clock alone (CPU time None), generous enough for a
-        # machine under a class's load.
-        wall_seconds=max(limits.wall_seconds, limits.cpu_seconds) * len(solutions) * scale,
+        wall_seconds=wall_seconds,
+        cpu_seconds=None if problem.trusted else UNTRUSTED_CPU_FACTOR * wall_seconds,
         memory_mb=limits.memory_mb,
         device=device,
         compiled=problem.config.trusted_runs == "compiled",
     )
+
+
+def runner_for(problem: Problem, runner: Runner | None = None) -> Runner:
+    """What runs ``problem``'s reference and mistakes: ``runner`` if given, else a plain
+    trusted child; an untrusted problem's always in a sandbox (a plain child refused)."""
+    if problem.trusted:
+        return runner or ProcessRunner()
+    if isinstance(runner, ProcessRunner) and isinstance(runner.launcher, PlainLauncher):
+        raise ReferenceRunError(
+            "this problem's author is not trusted: its reference and mistakes run only in a"
+            " sandbox, never in a plain process"
+        )
+    if runner is None and not settings.sandbox:
+        raise ReferenceRunError(
+            "this problem's author is not trusted: its reference and mistakes run only in a"
+            " sandbox, and the sandbox is off (JAXJUDGE_SANDBOX=false)"
+        )
+    return runner or ProcessRunner(SandboxLauncher())
 
 
 def _describe_failure(outcome: RunOutcome, solution_index: int, case_index: int) -> str:
@@ -124,8 +159,9 @@ def compute(
     problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
 ) -> TrustedOutputs:
     """Run the reference and the mistakes (or the reference alone) on every case of every
-    variant (trusted: a plain child with the trusted compilation cache)."""
-    outcome = (runner or ProcessRunner()).run(trusted_job(problem, device, mistakes=mistakes))
+    variant (trusted: a plain child with the trusted compilation cache; untrusted: a
+    sandbox)."""
+    outcome = runner_for(problem, runner).run(trusted_job(problem, device, mistakes=mistakes))
     if outcome.startup_error:
         raise ReferenceRunError(outcome.startup_error)
     keys = [key for key, _case in problem.case_bank.keyed()]

@@ -335,10 +335,15 @@ def grade_reference(
 ) -> GradeReport:
     """The reference graded as a submission on variant 0, with no CPU limit and a
     generous wall clock: the run calibration measures (grader/calibration.py) and
-    `jaxjudge check` inspects."""
+    `jaxjudge check` inspects. An untrusted author's reference gets a CPU limit too:
+    ``UNTRUSTED_CPU_FACTOR`` times a learner's provisional budget."""
     wall = max(
         problem.config.limits.wall_seconds, BACKSTOP_FACTOR * problem.config.limits.cpu_seconds
     )
+    cpu = None
+    if not problem.trusted:
+        learner = calibration.provisional_limits(problem).cpu_seconds or wall
+        cpu = expected.UNTRUSTED_CPU_FACTOR * learner
     return grade(
         problem,
         problem.reference_source,
@@ -346,7 +351,7 @@ def grade_reference(
         runner=runner,
         trusted=trusted,
         variant=0,
-        limits=TimeLimits(None, 2 * wall),
+        limits=TimeLimits(cpu, 2 * wall),
     )
 
 

@@ -58,6 +58,14 @@ def sync(
     (setting) or, with ``publish``, every folder's current version."""
     report = SyncReport()
     for folder in problem_folders(content_dir):
+        if course_problems.is_course_slug(folder.name):
+            # The bank is trusted code; c<course>-<name> is a course's problem, whose
+            # author is not (grader/author_code.py): never taken from the bank's folder.
+            report.invalid.append(
+                f"{folder.name}: a bank folder's name may not look like a course problem's"
+                " (c<digits>-...); rename the folder"
+            )
+            continue
         try:
             problem = load_problem(folder)
         except ProblemError as error:
@@ -164,13 +172,18 @@ _loaded_lock = threading.Lock()
 
 
 def problem_of(version: ProblemVersion) -> Problem:
-    """The version's files, materialised once per content hash and loaded once per process."""
-    key = str(settings.versions_dir / version.content_hash)
+    """The version's files, materialised once per content hash and loaded once per process.
+    A course's problem loads untrusted (its author's code runs only in sandboxes,
+    grader/author_code.py), kept apart from trusted ones of the same files."""
+    trusted = not course_problems.is_course_slug(version.slug)
+    key = f"{settings.versions_dir / version.content_hash}|{version.slug}|{trusted}"
     with _loaded_lock:
         problem = _loaded.get(key)
         if problem is None or not problem.folder.is_dir():
             files = snapshot.decode(version.files_json)
-            problem = snapshot.materialise(version.slug, files, settings.versions_dir)
+            problem = snapshot.materialise(
+                version.slug, files, settings.versions_dir, trusted=trusted
+            )
             _loaded[key] = problem
         return problem
 

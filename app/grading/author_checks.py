@@ -47,7 +47,9 @@ def run_check(version_id: int) -> None:
             version = session.get_one(ProblemVersion, version_id)
             problem = catalog.problem_of(version)
         try:
-            result = check_problem(problem.folder)
+            # A course's problem is checked as it loaded: untrusted, every piece of its
+            # author's code in a sandbox (grader/author_code.py).
+            result = check_problem(problem.folder, trusted=problem.trusted)
             report = {
                 "ok": result.ok,
                 "errors": result.errors,

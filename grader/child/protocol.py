@@ -81,6 +81,11 @@ class Kind(IntEnum):
     SAMPLES_DONE = 7  # child -> parent: every first case reported; send the hidden ones
     HIDDEN_CASES = 8  # parent -> child: the hidden cases' inputs
     ANALYSIS = 9  # child -> parent: one compiled program's primitives and temporary bytes
+    # An untrusted author's cases.py (grader/child/author_cases.py, grader/author_code.py):
+    AUTHOR_CASES = 10  # parent -> child: cases.py's source, how many variants, what else to run
+    GENERATED = 11  # child -> parent: the cases of one seed (or the memory probes)
+    REGIMES = 12  # child -> parent: which hidden cases each regime holds, per variant
+    AUTHOR_ERROR = 13  # child -> parent: cases.py failed (where, why, which line)
 
 
 class ProtocolError(Exception):

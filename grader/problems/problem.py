@@ -14,11 +14,11 @@ import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from grader.cases import CaseBank, Regime, load_cases, load_regimes
+from grader.cases import CaseBank, Regime, RegimeAnswers, load_cases, load_regimes, regime_answers
 from grader.config import settings
 from grader.errors import ProblemError
 from grader.problems.quiz import Quiz, load_quiz
@@ -293,13 +293,36 @@ class Mistake:
         return self.path.read_text()
 
 
+class UntrustedCases(Protocol):
+    """Runs an untrusted author's cases.py (in a sandbox) and gives what it produced:
+    the validated bank and the regimes' answers; ``fresh``: run it again rather than
+    read what an earlier run left (check's determinism test)."""
+
+    def __call__(self, problem: Problem, *, fresh: bool) -> tuple[CaseBank, RegimeAnswers]: ...
+
+
+# grader/author_code.py registers its sandboxed run here when it is imported (the
+# layers keep problems/ below running/, docs/architecture.md). Until then no untrusted
+# cases.py runs at all: an untrusted problem's cases fail closed, with a clear error.
+_UNTRUSTED_CASES: list[UntrustedCases] = []
+
+
+def run_untrusted_cases_with(run: UntrustedCases) -> None:
+    _UNTRUSTED_CASES[:] = [run]
+
+
 @dataclass(frozen=True)
 class Problem:
+    """``trusted``: its author's code (cases.py, the reference, the mistakes) may run
+    in the grader's own processes, as the bank's does; an untrusted problem's (a
+    course's, written by an instructor) runs only in sandboxes, like learner code."""
+
     slug: str
     folder: Path
     config: ProblemConfig
     mistakes: tuple[Mistake, ...]
     source: ProblemSource
+    trusted: bool = True
 
     @property
     def reference_path(self) -> Path:
@@ -342,6 +365,14 @@ class Problem:
     @cached_property
     def case_bank(self) -> CaseBank:
         """Samples, every variant's hidden cases, and (with a memory budget) the probes."""
+        if not self.trusted:
+            return self._sandboxed[0]
+        return self.cases_again()
+
+    def cases_again(self) -> CaseBank:
+        """cases.py run once more (not the bank kept): determinism is two runs agreeing."""
+        if not self.trusted:
+            return self._run_untrusted(fresh=True)[0]
         return load_cases(
             self.folder / "cases.py",
             self.config.arguments,
@@ -350,9 +381,34 @@ class Problem:
         )
 
     @cached_property
+    def regime_answers(self) -> RegimeAnswers:
+        """What cases.py's regimes() says of every variant's hidden cases."""
+        if not self.trusted:
+            return self._sandboxed[1]
+        return regime_answers(self.folder / "cases.py", self.case_bank)
+
+    @cached_property
     def regime_tests(self) -> dict[str, Regime]:
-        """cases.py's predicate for each regime problem.toml promises."""
+        """cases.py's predicate for each regime problem.toml promises (a trusted
+        problem's: an untrusted predicate never runs in this process)."""
+        if not self.trusted:
+            raise ProblemError(
+                self.folder / "cases.py", "regimes()", "runs only in a sandbox for this problem"
+            )
         return load_regimes(self.folder / "cases.py")
+
+    @cached_property
+    def _sandboxed(self) -> tuple[CaseBank, RegimeAnswers]:
+        return self._run_untrusted(fresh=False)
+
+    def _run_untrusted(self, *, fresh: bool) -> tuple[CaseBank, RegimeAnswers]:
+        if not _UNTRUSTED_CASES:
+            raise ProblemError(
+                self.folder / "cases.py",
+                None,
+                "this problem's author is not trusted, and no sandbox is set up to run its code",
+            )
+        return _UNTRUSTED_CASES[0](self, fresh=fresh)
 
     @property
     def tree_outputs(self) -> frozenset[int]:
@@ -416,9 +472,11 @@ def load_mistakes(folder: Path) -> tuple[Mistake, ...]:
     )
 
 
-def load_problem(folder: Path) -> Problem:
+def load_problem(folder: Path, *, trusted: bool = True) -> Problem:
     """Load and validate a problem folder and its reference (``<root>/problems/<slug>`` and
-    ``<root>/reference_solutions/<slug>.py``); raise ``ProblemError`` naming the file and field."""
+    ``<root>/reference_solutions/<slug>.py``); raise ``ProblemError`` naming the file and field.
+    Loading runs none of the author's code (mistakes' docstrings are read with ``ast``);
+    ``trusted=False``: none of it ever runs in this process (``Problem.trusted``)."""
     source = ProblemSource.of(folder)
     slug = folder.name
     if not SLUG.match(slug):
@@ -447,6 +505,7 @@ def load_problem(folder: Path) -> Problem:
         config=config,
         mistakes=load_mistakes(folder),
         source=source,
+        trusted=trusted,
     )
     problem.quiz  # noqa: B018  (an invalid quiz.toml is the folder's error, found here)
     return problem

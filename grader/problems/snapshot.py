@@ -32,8 +32,9 @@ def decode(text: str) -> dict[str, bytes]:
     return {name: base64.b64decode(data) for name, data in json.loads(text).items()}
 
 
-def materialise(slug: str, files: dict[str, bytes], root: Path) -> Problem:
-    """Write the snapshot under ``root/<hash>/`` once (atomically) and load it."""
+def materialise(slug: str, files: dict[str, bytes], root: Path, *, trusted: bool = True) -> Problem:
+    """Write the snapshot under ``root/<hash>/`` once (atomically) and load it
+    (``trusted``: as ``load_problem``'s)."""
     target = root / content_hash(files)
     if not target.is_dir():
         unsafe = [name for name in files if not ProblemSource(target, slug).owns(name)]
@@ -54,4 +55,4 @@ def materialise(slug: str, files: dict[str, bytes], root: Path) -> Problem:
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-    return load_problem(ProblemSource(target, slug).folder)
+    return load_problem(ProblemSource(target, slug).folder, trusted=trusted)

@@ -46,6 +46,16 @@ CHILD_PACKAGE = PROJECT_ROOT / "grader" / "child"
 BOOTSTRAP = (
     f"import sys; sys.path.insert(0, {JUDGE_DIR!r}); from grader.child.run import main; main()"
 )
+# What a sandbox may start, below grader/child/: a learner's (or an untrusted author's)
+# solutions, or an untrusted author's cases.py (grader/author_code.py).
+PROGRAMS = ("run", "author_cases")
+
+
+def bootstrap(program: str) -> str:
+    """The ``python -c`` program that starts ``grader.child.<program>``'s main."""
+    if program not in PROGRAMS:
+        raise ValueError(f"no sandboxed program {program!r}")
+    return BOOTSTRAP.replace("grader.child.run", f"grader.child.{program}")
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -140,6 +150,7 @@ def bwrap_arguments(
     seccomp_fd: int | None,
     warm_up: bool = False,
     warmup_cache: Path | None = None,
+    program: str = "run",
 ) -> list[str]:
     env = clean_environment(device, SANDBOX_HOME, memory_mb)
     if warmup_cache is not None:
@@ -184,7 +195,7 @@ def bwrap_arguments(
     args += ["--chdir", SANDBOX_HOME]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    args += ["--", str(settings.child_python), "-I", "-u", "-c", BOOTSTRAP, str(result_fd)]
+    args += ["--", str(settings.child_python), "-I", "-u", "-c", bootstrap(program), str(result_fd)]
     return args + (["--warm-up"] if warm_up else [])
 
 
@@ -194,10 +205,13 @@ class SandboxLauncher:
     ``warm_up``: exercise the libraries before HELLO (grader/child/warmup.py), for
     pooled children whose start-up nobody waits for. The child starts under
     ``memory_mb`` (a pool's ceiling); the job's own limit replaces it when the
-    job is delivered (``LaunchSpec.set_memory_limit``)."""
+    job is delivered (``LaunchSpec.set_memory_limit``). ``program``: which main of
+    grader/child/ it starts (``PROGRAMS``); only ``run`` reads the warm-up cache."""
 
-    def __init__(self, *, warm_up: bool = False) -> None:
+    def __init__(self, *, warm_up: bool = False, program: str = "run") -> None:
+        bootstrap(program)  # an unknown program fails here, not in the sandbox
         self.warm_up = warm_up
+        self.program = program
 
     def launch(
         self, *, device: str, memory_mb: int, result_fd: int, standby: bool = False
@@ -237,7 +251,8 @@ class SandboxLauncher:
             memory_mb=memory_mb,
             seccomp_fd=seccomp_fd,
             warm_up=self.warm_up,
-            warmup_cache=warmup_cache.ensure(device),
+            warmup_cache=warmup_cache.ensure(device) if self.program == "run" else None,
+            program=self.program,
         )
         # bubblewrap itself starts from the allow-list: nothing of ours leaks
         # through /proc/<pid>/environ of any process in the sandbox.
