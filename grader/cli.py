@@ -14,7 +14,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from grader.config import settings
 from grader.errors import ProblemError, UsageError
 
 if TYPE_CHECKING:
+    from grader.check import CheckResult
     from grader.problems.problem import Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -102,7 +103,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return EXIT_OK if report.accepted else EXIT_FAILED
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(
+    args: argparse.Namespace, on_result: Callable[[Path, CheckResult], str | None] | None = None
+) -> int:
+    """Check each problem; ``on_result`` (the platform's: it records the result on the
+    version with the same content, app/commands/cli.py) may answer a line to print."""
     from grader.check import check_problem, render
     from grader.problems.problem import problem_folders
     from grader.problems.source import PROBLEMS
@@ -115,6 +120,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for folder in folders:
         result = check_problem(folder, device=device)
         print(render(result, verbose=args.verbose), flush=True)
+        said = on_result(folder, result) if on_result else None
+        if said:
+            print(f"  {said}", flush=True)
         failed += not result.ok
     print(f"{len(folders) - failed} of {len(folders)} problem(s) pass")
     return EXIT_FAILED if failed else EXIT_OK

@@ -10,11 +10,15 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app.commands.client import CommandError
 from grader.child.verdicts import Mode, Verdict
 from grader.running import log_context
+
+if TYPE_CHECKING:
+    from grader.check import CheckResult
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -137,6 +141,44 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """`jaxjudge check`, its results kept with the synced versions of the same content."""
+    from grader import cli as grader_cli
+
+    return grader_cli.cmd_check(args, on_result=record_check)
+
+
+def record_check(folder: Path, result: CheckResult) -> str | None:
+    """Keep a check's result on the version whose files are exactly the folder's (the
+    preview then shows it); a line saying why not when it cannot."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.core.config import settings
+    from app.core.db import session_scope
+    from app.data import catalog
+    from app.grading import author_checks
+    from grader.problems.source import ProblemSource
+
+    url = settings.database
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        return "not recorded: no database here yet (`jaxjudge sync` makes one)"
+    source = ProblemSource.of(folder)
+    try:
+        with session_scope() as session:
+            version = catalog.version_with_hash(
+                session=session, slug=source.slug, content_hash=source.content_hash()
+            )
+            if version is None:
+                return "not recorded: no synced version has these files; run `jaxjudge sync`"
+            author_checks.record(version, author_checks.report_of(result))
+            said = f"recorded on {version.slug} v{version.number}"
+            if catalog.publish_when_proven(session=session, version=version):
+                said += "; published (the problem's first version, now proven)"
+            return said
+    except SQLAlchemyError as error:
+        return f"not recorded: the database cannot be reached ({type(error).__name__})"
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     from jaxjudge_client import connection, render, sources, verdicts
 
@@ -222,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     grader_cli.register(commands)
     register(commands)
+    commands.choices["check"].set_defaults(handler=cmd_check)  # and record each result
     accounts.register(commands)
     courses.register(commands)
     lti.register(commands)

@@ -101,8 +101,10 @@ class WebSettings(BaseSettings):
     publish_new_problems: bool = Field(
         True,
         description=(
-            "Sync publishes a problem's first version at once (learners have seen nothing of it). "
-            "Set false to make new problems wait, like changed ones, for a publish after preview."
+            "Sync publishes a problem's first version at once (learners have seen nothing of"
+            " it) once it is proven: a passing check recorded on its files, or the shipped"
+            " bank's proof (problems/proven.txt). Set false to make new problems wait, like"
+            " changed ones, for a publish after preview."
         ),
     )
 

@@ -5,7 +5,10 @@ changed folder becomes a new version. Learners get a problem's *live* version:
 a new version waits for an author to publish it (after the preview and the
 check report), so editing a folder on disk never changes what learners are
 graded against by surprise. A problem's first version is published at once
-unless `JAXJUDGE_PUBLISH_NEW_PROBLEMS=false`.
+(unless `JAXJUDGE_PUBLISH_NEW_PROBLEMS=false`) when it is proven: a passing check
+is recorded on it (the preview's, or `jaxjudge check` on the same files), or it is
+the shipped bank's, whose content hashes ``problems/proven.txt`` lists as
+tests/problems/test_bank.py proves them. `jaxjudge publish` stays the override.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from app.core.config import settings
 from app.data import course_problems
 from app.errors import NotFoundError
 from app.models import ProblemRecord, ProblemVersion, User, utcnow
+from app.vocabulary import CheckStatus
+from grader.config import PROJECT_ROOT
 from grader.errors import ProblemError
 from grader.judging import samples
 from grader.judging.samples import SampleView
@@ -39,10 +44,14 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
     published: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)  # "slug: why"
+    unproven: list[str] = field(default_factory=list)  # new problems left unpublished
 
     def lines(self) -> list[str]:
         out = [f"new version: {entry}" for entry in self.added]
         out += [f"published: {entry}" for entry in self.published]
+        out += [
+            f"not published until `jaxjudge check` passes on it: {entry}" for entry in self.unproven
+        ]
         out += [f"invalid, not synced: {entry}" for entry in self.invalid]
         out.append(f"{len(self.unchanged)} unchanged")
         return out
@@ -73,11 +82,7 @@ def sync(
             continue
         files = snapshot.take(problem)
         digest = content_hash(files)
-        version = session.scalar(
-            select(ProblemVersion).where(
-                ProblemVersion.slug == problem.slug, ProblemVersion.content_hash == digest
-            )
-        )
+        version = version_with_hash(session=session, slug=problem.slug, content_hash=digest)
         if version is None:
             number = 1 + (
                 session.scalar(
@@ -104,13 +109,59 @@ def sync(
             record = ProblemRecord(slug=problem.slug)
             session.add(record)
         first = record.live_version_id is None and settings.publish_new_problems
-        if (publish or first) and record.live_version_id != version.id:
+        if first and not publish and not proven(version):
+            report.unproven.append(f"{problem.slug} v{version.number}")
+        elif (publish or first) and record.live_version_id != version.id:
             _make_live(
                 record, version
             )  # the folder as it is now (a revert maps to its old version)
             report.published.append(f"{problem.slug} v{version.number}")
     session.flush()
     return report
+
+
+def version_with_hash(*, session: Session, slug: str, content_hash: str) -> ProblemVersion | None:
+    """The version of ``slug`` holding exactly these files (a hash names its content)."""
+    return session.scalar(
+        select(ProblemVersion).where(
+            ProblemVersion.slug == slug, ProblemVersion.content_hash == content_hash
+        )
+    )
+
+
+# The shipped bank's proof: "slug content-hash" per line, each as
+# tests/problems/test_bank.py::test_check_passes proved it; the same file's
+# test_the_proofs_name_the_bank_as_it_is keeps the list equal to the bank.
+BANK_PROOFS = PROJECT_ROOT / "problems" / "proven.txt"
+
+
+def bank_proofs() -> frozenset[tuple[str, str]]:
+    """The (slug, content hash) pairs of the shipped bank that its check proved."""
+    if not BANK_PROOFS.is_file():
+        return frozenset()
+    lines = BANK_PROOFS.read_text().splitlines()
+    pairs = (line.split() for line in lines if line.strip() and not line.startswith("#"))
+    return frozenset((pair[0], pair[1]) for pair in pairs if len(pair) == 2)
+
+
+def proven(version: ProblemVersion) -> bool:
+    """Whether a check passed on exactly these files (recorded here, or the bank's)."""
+    return (
+        version.check_status == CheckStatus.PASSED
+        or (version.slug, version.content_hash) in bank_proofs()
+    )
+
+
+def publish_when_proven(*, session: Session, version: ProblemVersion) -> bool:
+    """Publish a problem's first version once it is proven (``publish_new_problems``);
+    whether it did."""
+    record = session.get(ProblemRecord, version.slug)
+    if not settings.publish_new_problems or not proven(version):
+        return False
+    if record is not None and record.live_version_id is not None:
+        return False
+    publish(session=session, version=version)
+    return True
 
 
 def newest(*, session: Session, slug: str) -> ProblemVersion:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -16,6 +17,9 @@ from app.data import catalog
 from app.grading import preparation
 from app.models import ProblemVersion, utcnow
 from app.vocabulary import CheckStatus
+
+if TYPE_CHECKING:
+    from grader.check import CheckResult
 
 log = logging.getLogger("jaxjudge.authoring")
 _one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per process
@@ -40,7 +44,7 @@ def start_check(version_id: int) -> None:
 
 
 def run_check(version_id: int) -> None:
-    from grader.check import check_problem, render
+    from grader.check import check_problem
 
     with _one_at_a_time:
         with session_scope() as session:
@@ -50,28 +54,40 @@ def run_check(version_id: int) -> None:
             # A course's problem is checked as it loaded: untrusted, every piece of its
             # author's code in a sandbox (grader/author_code.py).
             result = check_problem(problem.folder, trusted=problem.trusted)
-            report = {
-                "ok": result.ok,
-                "errors": result.errors,
-                "notes": result.notes,
-                "todos": result.todos,
-                "timings": result.timings,
-                "text": render(result, verbose=True),
-            }
+            report = report_of(result)
         except Exception as error:  # a broken problem must not leave the version "running"
             log.exception("check of version %s failed", version_id)
             report = {"ok": False, "errors": [f"the check itself failed: {error!r}"], "notes": [],
                       "timings": {}, "text": ""}  # fmt: skip
         with session_scope() as session:
-            version = session.get_one(ProblemVersion, version_id)
-            version.check_status = CheckStatus.PASSED if report["ok"] else CheckStatus.FAILED
-            version.check_json = json.dumps(report)
-            version.checked_at = utcnow()
+            record(session.get_one(ProblemVersion, version_id), report)
     # The check ran the reference: store the version's samples for its preview now.
     try:
         preparation.prepare_version(version_id)
     except Exception:  # the preview says the samples are being prepared; the preparer retries
         log.exception("storing the samples of version %s failed", version_id)
+
+
+def report_of(result: CheckResult) -> dict[str, Any]:
+    """A check's report as a version keeps it (the preview shows it)."""
+    from grader.check import render
+
+    return {
+        "ok": result.ok,
+        "errors": result.errors,
+        "notes": result.notes,
+        "todos": result.todos,
+        "timings": result.timings,
+        "text": render(result, verbose=True),
+    }
+
+
+def record(version: ProblemVersion, report: dict[str, Any]) -> None:
+    """Keep ``report`` as the version's check: from the background check, or from a
+    `jaxjudge check` run on the same content (app/commands/cli.py)."""
+    version.check_status = CheckStatus.PASSED if report["ok"] else CheckStatus.FAILED
+    version.check_json = json.dumps(report)
+    version.checked_at = utcnow()
 
 
 def forget_interrupted_checks(session: Session) -> None:

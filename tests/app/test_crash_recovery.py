@@ -52,6 +52,10 @@ def test_a_killed_server_grades_everything_exactly_once_soon_after_restart(tmp_p
     }
     prepared = jaxjudge(env, "prepare", SLUG)  # as a deployment does before serving
     assert prepared.returncode == 0, prepared.stderr
+    # A lean copy is not the bank's proven problem: it goes live by the explicit override.
+    for command in (("sync",), ("publish", SLUG)):
+        done = jaxjudge(env, *command)
+        assert done.returncode == 0, done.stderr
     tokens = []
     for name in ("ada", "bob", "cy", "dee"):
         made = jaxjudge(

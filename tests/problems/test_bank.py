@@ -94,3 +94,15 @@ def test_hidden_cases_of_one_shape_share_one_compilation(folder: object) -> None
         compiles = {_compile_signature(case) for case in hidden}
         shapes = {_shape_signature(case) for case in hidden}
         assert len(compiles) == len(shapes), [case.name for case in hidden]
+
+
+def test_the_proofs_name_the_bank_as_it_is() -> None:
+    """problems/proven.txt lists each bank problem's content hash as test_check_passes
+    proves it (a first version with one goes live at sync, app/data/catalog.py): a bank
+    problem changed without its proof renewed waits for a check."""
+    from app.data.catalog import BANK_PROOFS, bank_proofs
+    from grader.problems.source import ProblemSource
+
+    current = {(folder.name, ProblemSource.of(folder).content_hash()) for folder in FOLDERS}
+    lines = "\n".join(f"{slug} {digest}" for slug, digest in sorted(current))
+    assert bank_proofs() == current, f"after the bank's check passes, {BANK_PROOFS} holds:\n{lines}"
