@@ -255,7 +255,7 @@ def register(commands: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `jaxjudge` command: the grader's commands and the platform's."""
-    from app.commands import accounts, courses, lti, mail, notify, runtime
+    from app.commands import accounts, courses, lti, mail, notify, problems, runtime
     from grader import cli as grader_cli
 
     parser = argparse.ArgumentParser(
@@ -270,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lti.register(commands)
     mail.register(commands)
     notify.register(commands)
+    problems.register(commands)
     runtime.register(commands)
     return grader_cli.run(parser, argv, CommandError)
 

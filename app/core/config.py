@@ -202,6 +202,30 @@ class WebSettings(BaseSettings):
         ),
     )
 
+    problem_upload_bytes: int = Field(
+        4 * 1024 * 1024,
+        description=(
+            "Largest zip of problem folders an instructor may upload to a course (the"
+            " uncompressed files are capped again inside: grader/problems/folders.py)."
+        ),
+    )
+    problem_repo_schemes: str = Field(
+        "https",
+        description=(
+            "URL schemes a course's git repository of problems may use, space-separated."
+            " Add 'http' only for a trusted local server (tests), and 'file' only if"
+            " instructors may read this machine's folders: local paths and ext:: are"
+            " refused otherwise, ext:: always."
+        ),
+    )
+    problem_repo_timeout: float = Field(
+        60.0, description="Seconds a pull of a course's git repository may take in all."
+    )
+    problem_repo_bytes: int = Field(
+        50 * 1024 * 1024,
+        description="Largest checkout of a course's git repository a pull accepts.",
+    )
+
     @field_validator("lti_registration_private_networks")
     @classmethod
     def _networks_parse(cls, value: str) -> str:

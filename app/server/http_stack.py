@@ -89,6 +89,10 @@ def install_middleware(app: FastAPI) -> None:
         default=settings.max_request_bytes,
         limits={
             ("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024,
+            # A zip of problem folders, and a git host's push event (GitHub's can be large).
+            ("POST", r"/courses/\d+/problem-folders/import"): settings.problem_upload_bytes
+            + 64 * 1024,
+            ("POST", r"/hooks/courses/\d+/problems"): 1024 * 1024,
             # An instructor's CSV uploads: 5,000 rows (their own cap) fit in far less.
             **{
                 (method, path): CSV_UPLOAD_BYTES

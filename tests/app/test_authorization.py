@@ -208,6 +208,18 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/{course_id}/extensions": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/extensions/upload": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/extensions/{extension_id}/remove": COURSE_INSTRUCTORS,
+    # A course's problems as folders (zip, git): its instructors only. The bank's slug is
+    # no problem of the course: its zip does not exist, even for the instructor.
+    "GET /courses/{course_id}/problem-folders": COURSE_INSTRUCTORS,
+    "GET /courses/{course_id}/problem-folders/{slug}/v{number}.zip": {
+        **COURSE_INSTRUCTORS,
+        "instructor": "hidden",
+    },
+    "POST /courses/{course_id}/problem-folders/import": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/problem-folders/repository": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/problem-folders/pull": COURSE_INSTRUCTORS,
+    # A git host's webhook: the secret is its only authority, no session admits it.
+    "POST /hooks/courses/{course_id}/problems": everyone("forbidden"),
     "POST /courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
     "POST /courses/{course_id}/learners/{learner_id}/problems/{slug}/override": COURSE_STAFF,
     "POST /courses/{course_id}/problems/{slug}/similarity": COURSE_STAFF,

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from app.commands.cli import main
 from app.core.db import session_scope
 from app.data import accounts, catalog, courses, problem_folders
 from app.models import ProblemVersion
@@ -18,6 +20,8 @@ from grader.problems import folders
 from grader.problems.folders import FolderError
 from grader.problems.problem import problem_folders as bank_folders
 from grader.problems.source import ProblemSource
+from tests.app.conftest import in_process_client, sign_in
+from tests.conftest import copy_problem
 
 
 @pytest.fixture
@@ -85,3 +89,69 @@ def test_an_import_is_all_or_nothing_and_unchanged_files_make_no_version(course_
         )
     assert [i.line() for i in first] == [f"c{course_id}-stable-logsumexp: new version v1"]
     assert not again[0].created and again[0].number == 1
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_an_instructor_uploads_and_downloads_zips_on_the_course_page(course_id: int) -> None:
+    good = ProblemSource(PROJECT_ROOT, "stable-logsumexp").files()
+    broken = {**good, "problems/stable-logsumexp/problem.toml": b"title = 'x'\nnope = [\n"}
+    with in_process_client() as browser:
+        token = sign_in(browser, "teacher")
+        assert "/problem-folders" in browser.get(f"/courses/{course_id}").text
+        base = f"/courses/{course_id}/problem-folders"
+        refused = browser.post(
+            f"{base}/import",
+            data={"csrf_token": token},
+            files={"file": ("p.zip", _zip(broken), "application/zip")},
+        )
+        assert refused.status_code == 400
+        assert "Nothing was imported" in refused.text and "problem.toml" in refused.text
+        assert "no problems of its own" in browser.get(base).text
+        not_zip = browser.post(
+            f"{base}/import", data={"csrf_token": token}, files={"file": ("p.zip", b"hello")}
+        )
+        assert not_zip.status_code == 400 and "not a zip file" in not_zip.text
+        done = browser.post(
+            f"{base}/import",
+            data={"csrf_token": token},
+            files={"file": ("p.zip", _zip(good), "application/zip")},
+        )
+        assert done.status_code == 200
+        assert f"c{course_id}-stable-logsumexp: new version v1" in done.text
+        zipped = browser.get(f"{base}/c{course_id}-stable-logsumexp/v1.zip")
+        assert zipped.headers["content-type"] == "application/zip"
+        assert "stable-logsumexp-v1.zip" in zipped.headers["content-disposition"]
+        assert zipped.content == folders.export(
+            good, slug="stable-logsumexp", name="stable-logsumexp"
+        )
+        assert browser.get(f"{base}/c{course_id}-stable-logsumexp/v2.zip").status_code == 404
+        assert browser.get(f"{base}/c{course_id + 1}-stable-logsumexp/v1.zip").status_code == 404
+
+
+def test_the_cli_imports_a_folder_and_exports_a_version(
+    course_id: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_problem("stable-logsumexp", tmp_path / "root").folder
+    (folder / "problem.toml").write_text((folder / "problem.toml").read_text() + "\nnope = 1\n")
+    assert main(["problems", "import", str(folder), "--course", str(course_id)]) == 1
+    assert "problem.toml" in capsys.readouterr().err
+    copy_problem("stable-logsumexp", tmp_path / "clean")
+    assert main(["problems", "import", str(tmp_path / "clean"), "--course", str(course_id)]) == 0
+    assert "new version v1" in capsys.readouterr().out
+    out = tmp_path / "out.zip"
+    slug = f"c{course_id}-stable-logsumexp"
+    assert main(["problems", "export", slug, "--out", str(out)]) == 0
+    good = ProblemSource(PROJECT_ROOT, "stable-logsumexp").files()
+    assert out.read_bytes() == folders.export(
+        good, slug="stable-logsumexp", name="stable-logsumexp"
+    )
+    assert main(["problems", "import", str(out), "--course", str(course_id)]) == 0
+    assert "unchanged, already v1" in capsys.readouterr().out
+    assert main(["problems", "export", slug, "--version", "7", "--out", str(out)]) == 2
