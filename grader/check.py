@@ -173,9 +173,14 @@ class _Progress:
         self.errors = self.notes = 0
 
     def __call__(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+        self.flush()
+
+    def flush(self) -> None:
+        """The errors and notes added since the last line."""
         if self.progress is None:
             return
-        self.progress(line)
         for error in self.result.errors[self.errors :]:
             self.progress(f"  error: {error}")
         for note in self.result.notes[self.notes :]:
@@ -224,6 +229,7 @@ def check_problem(
             result.notes.append(
                 f"weakest separation: mistakes/{name}.py at {gap:.3g}x the tolerance"
             )
+            say.flush()
     else:
         say("cases: two generations differ")
     result.timings["total"] = time.monotonic() - started
