@@ -10,6 +10,7 @@ import pytest
 from app.core.config import settings
 from app.core.db import session_scope
 from app.data import catalog
+from app.models import ProblemVersion
 from grader.problems import snapshot
 from grader.problems.source import content_hash
 from tests.app.conftest import BANK_SLUG as SLUG
@@ -125,3 +126,38 @@ def test_reverting_a_folder_maps_to_its_old_version_and_publishing_follows_the_f
         report = catalog.sync(session=session, publish=True)
         assert report.added == [] and report.published == [f"{SLUG} v1"]
         assert catalog.live_version(session=session, slug=SLUG).number == 1  # type: ignore[union-attr]
+
+
+def test_a_bank_folder_named_like_a_course_problem_is_refused(bank: Path) -> None:
+    # Bank problems are trusted code; a course's (c<course>-<name>) never come from there.
+    shutil.copytree(bank / "problems" / SLUG, bank / "problems" / "c7-scan")
+    shutil.copy(
+        bank / "reference_solutions" / f"{SLUG}.py", bank / "reference_solutions" / "c7-scan.py"
+    )
+    with session_scope() as session:
+        report = catalog.sync(session=session, publish=True)
+        assert report.invalid == [
+            "c7-scan: a bank folder's name may not look like a course problem's (c<digits>-...);"
+            " rename the folder"
+        ]
+        assert catalog.versions(session=session, slug="c7-scan") == []
+
+
+def test_a_course_problem_loads_untrusted_and_apart_from_the_same_files_in_the_bank(
+    bank: Path,
+) -> None:
+    with session_scope() as session:
+        version = catalog.newest(session=session, slug=SLUG)
+        files = snapshot.decode(version.files_json)
+        course_files = {name.replace(SLUG, "c7-scan"): data for name, data in files.items()}
+        course_version = ProblemVersion(
+            slug="c7-scan",
+            number=1,
+            content_hash=content_hash(course_files),
+            title=version.title,
+            files_json=snapshot.encode(course_files),
+        )
+        assert catalog.problem_of(version).trusted
+        course = catalog.problem_of(course_version)
+        assert not course.trusted and course.slug == "c7-scan"
+        assert catalog.problem_of(course_version) is course  # loaded once per process
