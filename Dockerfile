@@ -1,6 +1,7 @@
 # jaxjudge: one image for the web app and the grading workers (docker-compose.yml).
 # Debian, Python 3.12 or 3.13 (the jax 0.12 runtime needs one) with the pinned packages
-# in a virtualenv, bubblewrap for the sandboxes. The base is the official Python image
+# in a virtualenv, bubblewrap for the sandboxes, git (and CA certificates) for courses'
+# repositories of problems (app/grading/problem_pulls.py). The base is the official Python image
 # unless BASE_IMAGE names another Debian image with a python3 that recent: `make
 # containers-test` builds on Debian trixie (python3 3.13) made by mmdebstrap from
 # Debian's packages.
@@ -10,7 +11,7 @@ FROM ${BASE_IMAGE}
 # Debian's python3 and venv only where the base has no Python of its own. The
 # virtualenv works on both bases (Debian's python refuses system-wide pip installs).
 RUN apt-get update \
- && packages="bubblewrap xmlsec1" \
+ && packages="bubblewrap xmlsec1 git ca-certificates" \
  && if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then packages="$packages python3 python3-venv"; fi \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages \
  && rm -rf /var/lib/apt/lists/* \
