@@ -201,6 +201,19 @@ class WebSettings(BaseSettings):
             " (twice max_source_bytes plus 64 KiB); larger ones get 413 unread."
         ),
     )
+    course_problem_file_bytes: int = Field(
+        128 * 1024,
+        ge=1024,
+        description="Largest file of a course problem saved in the browser editor.",
+    )
+    course_problem_bytes: int = Field(
+        512 * 1024,
+        ge=4096,
+        description=(
+            "Largest course problem (every file together) saved in the browser editor;"
+            " the editor's form may be three times this (its text is percent-encoded)."
+        ),
+    )
 
     problem_upload_bytes: int = Field(
         4 * 1024 * 1024,

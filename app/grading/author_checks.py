@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
@@ -32,6 +33,7 @@ def request_check(session: Session, *, version: ProblemVersion) -> bool:
     if version.check_status == CheckStatus.RUNNING:
         return False
     version.check_status = CheckStatus.RUNNING
+    version.check_log = ""  # the new check's lines only
     session.flush()
     return True
 
@@ -53,7 +55,9 @@ def run_check(version_id: int) -> None:
         try:
             # A course's problem is checked as it loaded: untrusted, every piece of its
             # author's code in a sandbox (grader/author_code.py).
-            result = check_problem(problem.folder, trusted=problem.trusted)
+            result = check_problem(
+                problem.folder, trusted=problem.trusted, progress=_progress_of(version_id)
+            )
             report = report_of(result)
         except Exception as error:  # a broken problem must not leave the version "running"
             log.exception("check of version %s failed", version_id)
@@ -66,6 +70,18 @@ def run_check(version_id: int) -> None:
         preparation.prepare_version(version_id)
     except Exception:  # the preview says the samples are being prepared; the preparer retries
         log.exception("storing the samples of version %s failed", version_id)
+
+
+def _progress_of(version_id: int) -> Callable[[str], None]:
+    """Store each progress line of the check on its version as it comes (committed at
+    once, in a session of its own: the editor polls for them while the check runs)."""
+
+    def store(line: str) -> None:
+        with session_scope() as session:
+            version = session.get_one(ProblemVersion, version_id)
+            version.check_log = f"{version.check_log}{line.rstrip()}\n"
+
+    return store
 
 
 def report_of(result: CheckResult) -> dict[str, Any]:

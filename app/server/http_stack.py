@@ -89,6 +89,8 @@ def install_middleware(app: FastAPI) -> None:
         default=settings.max_request_bytes,
         limits={
             ("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024,
+            # The course problem editor posts every file of a problem, percent-encoded.
+            ("POST", r"/courses/\d+/authoring/[a-z0-9-]+"): 3 * settings.course_problem_bytes,
             # A zip of problem folders, and a git host's push event (GitHub's can be large).
             ("POST", r"/courses/\d+/problem-folders/import"): settings.problem_upload_bytes
             + 64 * 1024,

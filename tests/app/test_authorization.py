@@ -218,6 +218,23 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/{course_id}/problem-folders/import": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/problem-folders/repository": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/problem-folders/pull": COURSE_INSTRUCTORS,
+    # A course's own problems in the browser: its instructors and platform admins (who
+    # may write any course's); its teaching assistant and learner may not. The bank's
+    # slug is no problem of the course: its editor does not exist, even for them.
+    "GET /courses/{course_id}/authoring": {**COURSE_INSTRUCTORS, "admin": "ok"},
+    "POST /courses/{course_id}/authoring/new": {**COURSE_INSTRUCTORS, "admin": "ok"},
+    "POST /courses/{course_id}/authoring/statement-preview": {**COURSE_INSTRUCTORS, "admin": "ok"},
+    **{
+        route: {**COURSE_INSTRUCTORS, "instructor": "hidden"}
+        for route in (
+            "GET /courses/{course_id}/authoring/{slug}",
+            "POST /courses/{course_id}/authoring/{slug}",
+            "GET /courses/{course_id}/authoring/{slug}/versions/{number}/check",
+            "POST /courses/{course_id}/authoring/{slug}/versions/{number}/check",
+            "POST /courses/{course_id}/authoring/{slug}/versions/{number}/publish",
+            "GET /courses/{course_id}/authoring/{slug}/versions/{number}/preview",
+        )
+    },
     # A git host's webhook: the secret is its only authority, no session admits it.
     "POST /hooks/courses/{course_id}/problems": everyone("forbidden"),
     "POST /courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
@@ -396,6 +413,7 @@ FORMS = {
     "POST /problems/{slug}/quiz/{question_id}": {"choice": "0"},
     "POST /courses/{course_id}/assignments": {"problem": BANK_SLUG},
     "POST /courses/{course_id}/problems/{slug}/regrades": {"version": "1"},
+    "POST /courses/{course_id}/authoring/{slug}": {"version": "1"},
     "POST /courses/{course_id}/members": {"user": "victim"},
     "POST /courses/{course_id}/extensions": {"problem": BANK_SLUG, "due": "2030-01-01T00:00"},
     "POST /courses/{course_id}/submissions/{submission_id}/comments": {"body": "Nice."},
