@@ -50,6 +50,9 @@ class CheckResult:
     # Where the scaffold's TODO markers are left (``file:line``): shown to the author,
     # never a failure (a fresh scaffold passes as it stands; docs/authoring.md).
     todos: list[str] = field(default_factory=list)
+    # What cases.py generated: samples, hidden cases per variant, variants (the preview
+    # shows them; counting them means running cases.py, which the check does anyway).
+    cases: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     # The mistake that comes closest to passing, by its best hidden case on its worst
     # variant, in tolerances (requirement-rejected mistakes and errors do not count).
@@ -219,6 +222,11 @@ def check_problem(
         + (f", {len(bank.probes)} memory probe(s)" if bank.probes else "")
     )
     result.todos = leftover_todos(problem.source)
+    result.cases = {
+        "samples": len(problem.case_bank.samples),
+        "hidden": len(problem.case_bank.for_variant(0)),
+        "variants": problem.case_bank.variants,
+    }
     if _cases_are_deterministic(problem, result):
         say("cases: a second generation gives the same inputs")
         _check_regimes(problem, result)

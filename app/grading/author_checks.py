@@ -93,6 +93,7 @@ def report_of(result: CheckResult) -> dict[str, Any]:
         "errors": result.errors,
         "notes": result.notes,
         "todos": result.todos,
+        "cases": result.cases,
         "timings": result.timings,
         "text": render(result, verbose=True),
     }

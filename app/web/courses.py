@@ -18,7 +18,7 @@ from app.data.assignments import AssignmentSettings, PastDueError
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, export_ids, exports, gradebook
-from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy
+from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy, MemberRole
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
 from grader.child.verdicts import Mode
@@ -169,8 +169,41 @@ def course_page(
     sort: str = "name",
     q: str = "",
     show: str = "all",
+    edit: str = "",
 ) -> Response:
-    return _course_page(request, session, access, view={"sort": sort, "q": q, "show": show})
+    """``edit``: an assigned problem whose current settings fill the assignment form."""
+    editing = next(
+        (
+            a
+            for a in assignments.assignments_of(session=session, course=access.course)
+            if a.problem == edit and access.role == MemberRole.INSTRUCTOR
+        ),
+        None,
+    )
+    return _course_page(
+        request,
+        session,
+        access,
+        view={"sort": sort, "q": q, "show": show},
+        prefill=_form_of(editing) if editing else None,
+    )
+
+
+def _form_of(assignment: Assignment) -> dict[str, str]:
+    """An assignment's current settings as the assignment form writes them (UTC)."""
+
+    def moment(value: datetime | None) -> str:
+        return value.strftime("%Y-%m-%dT%H:%M") if value else ""
+
+    return {
+        "problem": assignment.problem, "opens": moment(assignment.opens_at),
+        "due": moment(assignment.due_at), "late_policy": assignment.late_policy,
+        "cutoff": moment(assignment.late_cutoff_at),
+        "penalty_percent": f"{assignment.penalty_percent:g}",
+        "penalty_unit": assignment.penalty_unit,
+        "penalty_floor": f"{assignment.penalty_floor_percent:g}",
+        "points": f"{assignment.max_points:g}",
+    }  # fmt: skip
 
 
 def _moment(text: str, field: str) -> datetime | None:

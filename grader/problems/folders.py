@@ -108,7 +108,7 @@ def _problem_errors(problem: FolderProblem) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="jaxjudge-import-") as temporary:
         root = Path(temporary)
         try:
-            materialise(problem.name, problem.files, root)
+            materialise(problem.name, problem.files, root, trusted=False)
         except ProblemError as error:
             return [_relative(error, root)]
         except (UnicodeDecodeError, ValueError, OSError) as error:

@@ -310,3 +310,30 @@ def test_a_due_date_with_an_offset_is_converted_to_utc(seeded: int, browser: Tes
         data={"problem": "optax-multisteps", "due": "next friday", "csrf_token": token},
     )
     assert garbage.status_code == 400 and "must look like" in garbage.text  # on the form
+
+
+def test_changing_an_assignment_starts_from_its_current_settings(
+    seeded: int, browser: TestClient
+) -> None:
+    token = sign_in(browser, "teacher")
+    settings = {
+        "problem": "scan-microbatched-grads", "opens": "2026-10-01T00:00",
+        "due": "2026-11-01T12:00", "late_policy": "penalty", "cutoff": "2026-11-08T12:00",
+        "penalty_percent": "15", "penalty_unit": "hour", "penalty_floor": "40", "points": "25",
+    }  # fmt: skip
+    answer = browser.post(f"/courses/{seeded}/assignments", data={**settings, "csrf_token": token})
+    assert answer.status_code in (200, 303)
+    page = browser.get(f"/courses/{seeded}").text
+    link = f'/courses/{seeded}?edit=scan-microbatched-grads#assign">change its settings</a>'
+    assert link in page
+    form = browser.get(f"/courses/{seeded}?edit=scan-microbatched-grads").text
+    form = form[form.index('<section class="card" id="assign">') :]
+    form = form[: form.index("</form>")]
+    assert '<option value="scan-microbatched-grads" selected>' in form
+    for name in ("opens", "due", "cutoff", "penalty_percent", "penalty_floor", "points"):
+        assert re.search(rf'name="{name}"[^>]* value="{re.escape(settings[name])}"', form), name
+    assert '<option value="penalty" selected>' in form
+    assert '<option value="hour" selected>' in form
+    # Without ?edit the form starts blank again.
+    blank = browser.get(f"/courses/{seeded}").text
+    assert 'name="points" type="number" min="0.01" step="any" value="10"' in blank

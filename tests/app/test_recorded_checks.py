@@ -13,11 +13,11 @@ import pytest
 from app.commands.cli import main, record_check
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
-from app.data import catalog
+from app.data import accounts, catalog
 from app.vocabulary import CheckStatus
 from grader.check import CheckResult
 from grader.problems.scaffold import scaffold
-from tests.app.conftest import BANK_SLUG
+from tests.app.conftest import BANK_SLUG, in_process_client, sign_in
 
 
 @pytest.fixture
@@ -84,6 +84,16 @@ def test_a_cli_check_is_recorded_and_publishes_a_first_version(
         assert version.check_status == CheckStatus.PASSED and version.checked_at is not None
         report = json.loads(version.check_json or "{}")
         assert report["ok"] and "problem.toml:1" in report["todos"]
+        assert report["cases"] == {"samples": 1, "hidden": 1, "variants": 16}
         assert "tiny: ok" in report["text"]
         live = catalog.live_version(session=session, slug="tiny")
         assert live is not None and live.id == version.id
+        accounts.create_user(
+            session=session, name="author", password="long test password", role="author"
+        )
+    with in_process_client() as browser:  # the preview shows the recorded check
+        sign_in(browser, "author")
+        preview = browser.get("/author/problems/tiny").text
+    assert '<span class="check passed">passed</span>' in preview
+    assert "1 sample, 1 hidden case in each of 16 variants" in preview
+    assert f"TODOs left from the scaffold ({len(report['todos'])})" in preview

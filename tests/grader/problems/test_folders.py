@@ -129,3 +129,14 @@ def test_invalid_problems_are_named_by_file_field_and_line(bank_files: dict[str,
     assert errors[1].startswith(f"problems/{SLUG}/problem.toml") and "surprise" in errors[1]
     assert errors[2].startswith(f"reference_solutions/{SLUG}.py: missing")
     assert "Bad_Name" in errors[3] and "lower-case" in errors[3]
+
+
+def test_validating_an_upload_runs_none_of_its_code(
+    bank_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    hostile = dict(bank_files)
+    for name in (f"problems/{SLUG}/cases.py", f"reference_solutions/{SLUG}.py"):
+        hostile[name] = f"open({str(marker)!r}, 'w').close()\n".encode() + hostile[name]
+    assert folders.validate([folders.FolderProblem(SLUG, hostile)]) == []
+    assert not marker.exists()
