@@ -98,6 +98,31 @@ def test_an_untrusted_bank_copy_gives_the_trusted_case_bank_and_regimes(folder: 
 
 
 @pytest.mark.sandbox
+def test_memory_probes_come_back_as_the_trusted_path_makes_them(tmp_path: Path) -> None:
+    folder = lean_copy("memory-bounded-accumulation", tmp_path)  # the bank's memory budget
+    problem = untrusted(folder)
+    assert len(problem.case_bank.probes) >= 2
+    assert same_bank(problem.case_bank, load_problem(folder).case_bank)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(
+    "regimes",
+    [
+        "def regimes():\n    return 5\n",
+        "def regimes():\n    return {'far-from-zero': lambda args: args['missing']}\n",
+    ],
+    ids=["not-a-dict", "a-predicate-raises"],
+)
+def test_broken_regimes_read_the_same_from_the_sandbox(folder: Path, regimes: str) -> None:
+    cases = folder / "cases.py"
+    cases.write_text(cases.read_text().split("def regimes():")[0] + regimes)
+    answers = untrusted(folder).regime_answers
+    assert answers == load_problem(folder).regime_answers
+    assert answers.invalid or answers.errors
+
+
+@pytest.mark.sandbox
 def test_the_bank_is_kept_per_content_hash_and_read_without_a_sandbox(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
