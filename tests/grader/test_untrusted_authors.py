@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import author_code, expected
+from grader import author_code, cli, expected
 from grader.cases import CaseBank, same_value
 from grader.check import check_problem
 from grader.config import PROJECT_ROOT, settings
@@ -248,6 +248,18 @@ def test_a_hostile_reference_runs_sandboxed_and_its_failure_is_the_checks_error(
     problem = untrusted(folder)
     with pytest.raises(expected.ReferenceRunError, match=r"RuntimeError: wrote \[.*\], read \[\]"):
         expected.compute(problem, mistakes=False)
+    assert written_by_hostile_code(marker) == []
+
+
+@pytest.mark.sandbox
+def test_the_command_line_checks_an_untrusted_folder_in_sandboxes(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = f"jaxjudge-marker-{uuid.uuid4().hex}"
+    prepend(folder / "cases.py", f"open('/tmp/{marker}', 'w')\nraise SystemExit('stopped')")
+    monkeypatch.setattr(settings, "content_dir", folder.parent.parent)
+    assert cli.main(["check", "--untrusted", SLUG]) == 1
+    assert "cases.py: cases(): raised SystemExit: stopped (line 2)" in capsys.readouterr().out
     assert written_by_hostile_code(marker) == []
 
 
