@@ -46,7 +46,9 @@ from grader.problems.problem import Problem, run_untrusted_cases_with
 from grader.running.sandbox import SandboxLauncher, SandboxUnavailableError
 from grader.versions import runtime_versions
 
-MAX_ANSWER_BYTES = 1 << 30  # every frame the sandbox sends, together
+# Every frame the sandbox sends, together: 25 times the largest bank problem's cases
+# (memory-bounded-accumulation, 10 MB), what a grader may hold while it validates them.
+MAX_ANSWER_BYTES = 256 << 20
 MAX_INPUT_ELEMENTS = 1 << 28
 MAX_TEXT = 2000
 
