@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from grader import author_code
 from grader.check import MIN_MISTAKES
 from grader.config import PROJECT_ROOT, settings
 from grader.problems.source import ProblemSource
@@ -86,6 +87,8 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
     if "sandbox" not in marked:
         monkeypatch.setattr(supervise.StartedChild, "__init__", _refusal("sandbox"))
         monkeypatch.setattr(warmup_cache, "_fill", _refusal("sandbox"))
+        # An untrusted author's cases.py starts a sandbox of its own (grader/author_code.py).
+        monkeypatch.setattr(author_code, "_run", _refusal("sandbox"))
     if "server" not in marked:
         from tests.app import server
 

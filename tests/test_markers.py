@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import BrowserType
 
+from grader import author_code
 from grader.running import devices, gpu_card, supervise
 from grader.running.launch import PlainLauncher
 
@@ -17,6 +18,8 @@ def test_unmarked_tests_cannot_start_a_child_or_a_browser() -> None:
         supervise.StartedChild(PlainLauncher(trusted=True), device="cpu", memory_mb=256)
     with pytest.raises(AssertionError, match=r"mark\.browser"):
         BrowserType.launch(None)  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match=r"mark\.sandbox"):  # an untrusted cases.py's
+        author_code._run(None, None)  # type: ignore[arg-type]
 
 
 @pytest.mark.sandbox
