@@ -28,6 +28,7 @@ ALLOWED_BY_PATTERN = {
     ),
 }
 
+_BOUND_KEYS = ("ge", "gt", "le", "lt")
 _KINDS = {
     "int": "a whole number",
     "float": "a number",
@@ -96,7 +97,8 @@ def _explain(details: ErrorDetails, model: type[BaseModel]) -> str:
         "less_than": "less than {lt}",
     }
     if kind in bounds:
-        return f"{value!r} is out of range: it must be {bounds[kind].format(**context)}"
+        limits = {key: f"{limit:g}" for key, limit in context.items() if key in _BOUND_KEYS}
+        return f"{value!r} is out of range: it must be {bounds[kind].format(**limits)}"
     if kind.endswith(("too_short", "too_long")):
         counted = "character(s)" if isinstance(value, str) else "item(s)"
         if kind.endswith("too_short"):
