@@ -21,7 +21,7 @@ from pathlib import Path
 
 from app.core.config import settings
 from app.core.db import session_scope
-from app.data import problem_folders, problem_repos
+from app.data import course_problems, problem_folders, problem_repos
 from app.errors import InvalidInputError
 from app.models import utcnow
 from grader.problems import folders
@@ -74,7 +74,15 @@ def pull(course_id: int) -> str:
                 imported = problem_folders.import_problems(
                     session=session, course_id=course_id, problems=upload, author=None
                 )
-            lines = [f"Pulled {branch} at {commit[:12]}:", *(i.line() for i in imported)]
+                pulled = {i.slug for i in imported}
+                kept = [
+                    f"{slug}: not in the repository, kept as it is"
+                    for slug in course_problems.course_problem_slugs(
+                        session=session, course_id=course_id
+                    )
+                    if slug not in pulled
+                ]
+            lines = [f"Pulled {branch} at {commit[:12]}:", *(i.line() for i in imported), *kept]
     except FolderError as error:
         lines = [f"Nothing imported from {branch} at {commit[:12]}:", *error.errors]
     except (PullError, InvalidInputError) as error:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, Response
 
 from app.core.config import settings
@@ -134,9 +134,17 @@ def pull_now(
     return _page(request, session, access, _status(notice), notice=notice)
 
 
+async def _body(request: Request) -> bytes:
+    return await request.body()  # read here, so that the route's queries run off the loop
+
+
 @router.post("/hooks/courses/{course_id}/problems")
-async def webhook(course_id: int, request: Request, session: SessionDep) -> Response:
-    body = await request.body()
+def webhook(
+    course_id: int,
+    request: Request,
+    session: SessionDep,
+    body: Annotated[bytes, Depends(_body)],
+) -> Response:
     repo = problem_repos.repo_of(session=session, course_id=course_id)
     headers = {name.lower(): value for name, value in request.headers.items()}
     if repo is None or not problem_repos.webhook_allowed(repo, headers, body):

@@ -18,9 +18,11 @@ from fastapi.testclient import TestClient
 
 from app.core.config import settings
 from app.core.db import session_scope
-from app.data import accounts, catalog, courses, problem_repos
+from app.data import accounts, catalog, courses, problem_folders, problem_repos
 from app.grading import problem_pulls
 from app.models import CourseProblemRepo
+from grader.config import PROJECT_ROOT
+from grader.problems import folders
 from tests.app.conftest import in_process_client, sign_in
 from tests.app.git_server import git_http_server
 from tests.conftest import copy_problem
@@ -105,6 +107,13 @@ def test_a_linked_repository_is_pulled_by_its_webhook_all_or_nothing(
     problem_pulls.wait(1, 60)
     assert _repo().last_pulled_at is None  # nothing happened
 
+    with session_scope() as session:  # a course problem the repository does not hold
+        problem_folders.import_problems(
+            session=session,
+            course_id=1,
+            problems=folders.read_upload(PROJECT_ROOT / "problems" / "optax-multisteps"),
+            author=None,
+        )
     body = b'{"ref": "refs/heads/main"}'
     signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     assert (
@@ -115,6 +124,7 @@ def test_a_linked_repository_is_pulled_by_its_webhook_all_or_nothing(
     pulled = _repo()
     assert pulled.last_report.splitlines()[1] == f"c1-{NAME}: new version v1", pulled.last_report
     assert len(pulled.last_commit) == 40
+    assert "c1-optax-multisteps: not in the repository, kept as it is" in pulled.last_report
     with session_scope() as session:
         assert [v.number for v in catalog.versions(session=session, slug=f"c1-{NAME}")] == [1]
         assert catalog.live_version(session=session, slug=f"c1-{NAME}") is None
