@@ -18,6 +18,7 @@ from app.data.courses import CourseAccess
 from app.errors import DomainError, NotFoundError
 from app.grading import problem_pulls
 from app.web.guards import CourseInstructor, CsrfChecked
+from app.web.lti_answers import base_url
 from app.web.render import page
 from grader.problems import folders
 from grader.problems.folders import FolderError
@@ -45,7 +46,7 @@ def _page(
         problems=[(slug, catalog.versions(session=session, slug=slug)) for slug in slugs],
         name_of=problem_folders.name_of,
         repo=problem_repos.repo_of(session=session, course_id=course_id),
-        webhook_url=f"{str(request.base_url).rstrip('/')}/hooks/courses/{course_id}/problems",
+        webhook_url=f"{base_url(request)}/hooks/courses/{course_id}/problems",
         upload_limit=settings.problem_upload_bytes,
         **context,
     )

@@ -93,6 +93,7 @@ def test_a_linked_repository_is_pulled_by_its_webhook_all_or_nothing(
     found = re.search(r'<code class="secret">([0-9a-f]+)</code>', linked.text)
     assert linked.status_code == 200 and found
     secret = found[1]
+    assert "POST http://testserver/hooks/courses/1/problems" in linked.text
     assert secret not in _repo().webhook_secret_hash  # only a digest and a nonce are kept
     assert secret not in browser.get(base).text  # shown once
     hook = "/hooks/courses/1/problems"
