@@ -214,7 +214,7 @@ def _answer(problem: Problem, path: Path, frames: list[Frame]) -> tuple[CaseBank
         generated, probes, regimes = _decode(path, frames, problem.config.variants)
     except ProblemError:
         raise
-    except (ProtocolError, KeyError, TypeError, ValueError, IndexError) as error:
+    except (ProtocolError, KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise ProblemError(
             path, None, f"its sandbox sent malformed data ({str(error)[:MAX_TEXT]})"
         ) from None

@@ -187,6 +187,14 @@ hog = np.ones(2 * 2**30 // 8)
 while True:
     pass
 """,
+    "forged": """
+import json, os, struct, sys
+def frame(kind, meta):
+    raw = json.dumps(meta).encode()
+    return b"JJF1" + bytes([kind, 0, 0, 0]) + struct.pack("<IQ", len(raw), 0) + raw
+os.write(int(sys.argv[1]), frame(11, {{"seed": 0, "cases": [{{"name": 1}}]}}) + frame(6, {{}}))
+os._exit(0)
+""",
 }
 
 
@@ -217,6 +225,7 @@ def hostile(folder: Path, kind: str, marker: str) -> None:
         ("fork", r"cases\(\): raised RuntimeError: forked \d+, then .*Resource temporarily"),
         ("memory", r"used more than the problem's 512 MB memory limit"),
         ("loop", r"did not finish within 3 s"),
+        ("forged", r"its sandbox sent malformed data"),
     ],
 )
 def test_hostile_cases_are_contained_and_reported(
