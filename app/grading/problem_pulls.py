@@ -28,6 +28,9 @@ from grader.problems import folders
 from grader.problems.folders import FolderError
 
 log = logging.getLogger(__name__)
+# Files a checkout may hold: ten times what one import reads (folders.MAX_ENTRIES), for
+# what a repository keeps beside its problems (docs, CI), never an unbounded count.
+MAX_TREE_ENTRIES = 10 * folders.MAX_ENTRIES
 _running: dict[int, threading.Thread] = {}
 _lock = threading.Lock()
 
@@ -134,9 +137,24 @@ def _clone(url: str, branch: str, checkout: Path, home: Path) -> str:
         "-c", "protocol.allow=never",
         *(arg for s in _git_environment(home)["GIT_ALLOW_PROTOCOL"].split(":") if s
           for arg in ("-c", f"protocol.{s}.allow=always")),
-        "clone", "--quiet", "--depth", "1", "--single-branch", "--no-tags",
+        # Nothing is written but the objects until the tree is read (``_check_tree``).
+        "clone", "--quiet", "--no-checkout", "--depth", "1", "--single-branch", "--no-tags",
         "--branch", branch, "--", url, str(checkout),
     ]  # fmt: skip
+    _git(command, home, f"git could not clone {branch} of {url}")
+    shutil.rmtree(checkout / ".git" / "hooks", ignore_errors=True)
+    _check_tree(_git([*_in(checkout), "ls-tree", "-r", "-l", "-z", "HEAD"], home, "").stdout)
+    _git([*_in(checkout), "checkout", "--quiet", "--force", "HEAD", "--", "."], home,
+         "git could not check out the repository")  # fmt: skip
+    return _git([*_in(checkout), "rev-parse", "HEAD"], home, "").stdout.decode().strip()
+
+
+def _in(checkout: Path) -> list[str]:
+    hooks, links = "core.hooksPath=/dev/null", "core.symlinks=false"
+    return ["git", "-C", str(checkout), "-c", hooks, "-c", links]
+
+
+def _git(command: list[str], home: Path, failure: str) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
             command,
@@ -152,16 +170,25 @@ def _clone(url: str, branch: str, checkout: Path, home: Path) -> str:
         ) from None
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()
-        raise PullError(f"git could not clone {branch} of {url}: {said[-1] if said else ''}")
-    shutil.rmtree(checkout / ".git" / "hooks", ignore_errors=True)
-    size = sum(p.stat().st_size for p in checkout.rglob("*") if p.is_file() and not p.is_symlink())
-    if size > settings.problem_repo_bytes:
-        raise PullError(f"the repository holds more than {settings.problem_repo_bytes} bytes")
-    head = subprocess.run(
-        ["git", "-C", str(checkout), "rev-parse", "HEAD"],
-        env=_git_environment(home),
-        capture_output=True,
-        timeout=10,
-        check=False,
-    )
-    return head.stdout.decode().strip()
+        raise PullError(f"{failure or 'git failed'}: {said[-1] if said else ''}")
+    return done
+
+
+def _check_tree(listing: bytes) -> None:
+    """Refuse, before a file is written, a tree that names links or submodules (a link
+    committed to the repository would make the import read the server's files), or whose
+    files pass the caps: identical blobs are stored once, so a tiny repository can name one
+    large file thousands of times, and only the tree tells what its checkout would write."""
+    total, count = 0, 0
+    for entry in filter(None, listing.split(b"\0")):
+        info, _, name = entry.partition(b"\t")
+        mode, kind, _object, size = info.split()
+        path = name.decode(errors="replace")[:200]
+        if kind != b"blob" or mode not in (b"100644", b"100755"):
+            raise PullError(f"{path}: links, submodules and special files are not accepted")
+        total, count = total + int(size), count + 1
+        if total > settings.problem_repo_bytes or count > MAX_TREE_ENTRIES:
+            raise PullError(
+                f"the repository holds more than {settings.problem_repo_bytes} bytes"
+                f" or {MAX_TREE_ENTRIES} files"
+            )

@@ -207,7 +207,7 @@ def _folder_entries(path: Path) -> dict[str, bytes]:
     entries: dict[str, bytes] = {}
     total = 0
     for file in paths:
-        if file.is_symlink() or (file.exists() and not (file.is_file() or file.is_dir())):
+        if _linked(file, root) or (file.exists() and not (file.is_file() or file.is_dir())):
             raise FolderError([f"{file}: links and special files are not accepted"])
         if not file.is_file():
             continue
@@ -219,6 +219,14 @@ def _folder_entries(path: Path) -> dict[str, bytes]:
             raise FolderError([f"{path}: more than {MAX_TOTAL_BYTES // 2**20} MiB or files"])
         entries[file.relative_to(root).as_posix()] = file.read_bytes()
     return entries
+
+
+def _linked(file: Path, root: Path) -> bool:
+    """Whether ``file`` or a folder between it and ``root`` is a link (``problems`` or
+    ``reference_solutions`` linked elsewhere: the files below are no links, yet each is
+    read through one)."""
+    parts = file.relative_to(root).parts
+    return any(root.joinpath(*parts[: depth + 1]).is_symlink() for depth in range(len(parts)))
 
 
 def _unwrapped(entries: dict[str, bytes]) -> dict[str, bytes]:

@@ -177,3 +177,55 @@ def test_a_stored_file_url_is_refused_at_pull_time_too(course: None, tmp_path: P
     report = problem_pulls.pull(1)
     assert report.startswith("Nothing imported: This server pulls repositories by http, https")
     assert _repo().last_report == report
+
+
+def test_a_repository_link_cannot_read_the_servers_folders(
+    course: None, repository: tuple[str, Path], tmp_path: Path
+) -> None:
+    """A symlink committed to the repository (``reference_solutions`` pointing at a
+    folder of the server, as another course's materialised version is) is refused before
+    the checkout is written: the pull imports nothing, and no file of the server's is read."""
+    url, work = repository
+    server = tmp_path / "server-data"
+    server.mkdir()
+    secret = "# ANOTHER COURSE'S REFERENCE\n"
+    reference = work / "reference_solutions" / f"{NAME}.py"
+    (server / f"{NAME}.py").write_text(reference.read_text() + secret)
+    shutil.rmtree(work / "reference_solutions")
+    (work / "reference_solutions").symlink_to(server, target_is_directory=True)
+    git("add", ".", cwd=work)
+    git("commit", "--quiet", "-m", "a link to the server", cwd=work)
+    git("push", "--quiet", str(work.parent / "served" / "problems.git"), "main", cwd=work)
+    with session_scope() as session:
+        session.add(CourseProblemRepo(course_id=1, url=url, branch="main",
+                                      webhook_secret_hash="x:y"))  # fmt: skip
+    report = problem_pulls.pull(1)
+    assert report.startswith("Nothing imported: ") and "reference_solutions" in report, report
+    assert "link" in report
+    with session_scope() as session:
+        assert catalog.versions(session=session, slug=f"c1-{NAME}") == []
+
+
+def test_a_small_repository_cannot_fill_the_disk_at_checkout(
+    course: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Identical blobs are stored once: a 100 KiB repository can name the same 1 MiB file a
+    thousand times. Its tree's sizes and entries are counted before anything is checked
+    out, so nothing of it is written when they pass the caps."""
+    monkeypatch.setattr(settings, "problem_repo_bytes", 4 << 20)
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    git("init", "--quiet", "--bare", "-b", "main", "bomb.git", cwd=served)
+    git("init", "--quiet", "-b", "main", cwd=work)
+    for index in range(40):
+        (work / f"copy-{index}.bin").write_bytes(bytes(1 << 20))
+    git("add", ".", cwd=work)
+    git("commit", "--quiet", "-m", "40 MiB of one blob", cwd=work)
+    git("push", "--quiet", str(served / "bomb.git"), "main", cwd=work)
+    checkout = tmp_path / "checkout"
+    with git_http_server(served) as base, pytest.raises(problem_pulls.PullError) as refused:
+        problem_pulls._clone(f"{base}/bomb.git", "main", checkout, tmp_path)
+    assert "more than" in str(refused.value)
+    written = [p for p in checkout.rglob("*") if ".git" not in p.relative_to(checkout).parts]
+    assert written == []

@@ -110,6 +110,22 @@ def test_a_link_in_a_folder_on_disk_is_refused(tmp_path: Path) -> None:
         folders.read_upload(tmp_path)
 
 
+def test_a_linked_folder_above_the_files_is_refused(tmp_path: Path) -> None:
+    """``reference_solutions`` (or ``problems``) itself a link to a folder elsewhere: the
+    files below it are not links, but every one of them is read through one."""
+    copy_problem(SLUG, tmp_path / "elsewhere")
+    copy_problem(SLUG, tmp_path / "upload")
+    references = tmp_path / "upload" / "reference_solutions"
+    for entry in references.iterdir():
+        entry.unlink()
+    references.rmdir()
+    references.symlink_to(tmp_path / "elsewhere" / "reference_solutions")
+    with pytest.raises(FolderError, match="links"):
+        folders.read_upload(tmp_path / "upload")
+    with pytest.raises(FolderError, match="links"):
+        folders.read_upload(tmp_path / "upload" / "problems" / SLUG)
+
+
 def test_invalid_problems_are_named_by_file_field_and_line(bank_files: dict[str, bytes]) -> None:
     broken = dict(bank_files)
     broken[f"problems/{SLUG}/cases.py"] = b"def cases(seed):\n    return (\n"
