@@ -32,6 +32,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,14 @@ def _run(problem: Problem, path: Path) -> list[Frame]:
     finally:
         for fd in (write_end, *spec.pass_fds):
             os.close(fd)
-    reader = _Reader(os.fdopen(read_end, "rb"))
+    # A frame per variant, the probes, the regimes, an error and the end: no more. Each
+    # frame's metadata (up to protocol.MAX_META_BYTES, parsed into Python objects several
+    # times its size) is not counted in MAX_ANSWER_BYTES, so their number is what bounds it.
+    reader = _Reader(
+        os.fdopen(read_end, "rb"),
+        max_frames=problem.config.variants + 4,
+        stop=lambda: _signal_all(process, spec.kill_all),
+    )
     thread = threading.Thread(target=reader.read_all, daemon=True)
     thread.start()
     try:
@@ -146,11 +154,15 @@ def _run(problem: Problem, path: Path) -> list[Frame]:
 
 
 def _kill(process: subprocess.Popen[bytes], kill_all: Any) -> None:
+    _signal_all(process, kill_all)
+    process.wait()
+
+
+def _signal_all(process: subprocess.Popen[bytes], kill_all: Any) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     if kill_all is not None:
         kill_all()
-    process.wait()
 
 
 def _outcome(
@@ -162,6 +174,8 @@ def _outcome(
     if failure is not None and not reader.error:
         where = _text(failure.meta.get("where")) or None
         raise ProblemError(path, where, _text(failure.meta.get("message")))
+    if reader.refused:  # the reader stopped it for sending too much: not a time-out
+        raise ProblemError(path, None, f"its sandbox sent malformed data ({reader.error})")
     if memory_killed:
         raise ProblemError(path, None, f"used more than the problem's {memory_mb} MB memory limit")
     if timed_out or status in (-signal.SIGXCPU, -signal.SIGKILL):
@@ -183,10 +197,11 @@ def _outcome(
 class _Reader:
     """Frames from the result pipe, every one of them, up to ``MAX_ANSWER_BYTES``."""
 
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
+    def __init__(self, stream: Any, *, max_frames: int, stop: Callable[[], None]) -> None:
+        self.stream, self.max_frames, self.stop = stream, max_frames, stop
         self.frames: list[Frame] = []
         self.error: str | None = None
+        self.refused = False  # past a cap: the sandbox is stopped at once
 
     def read_all(self) -> None:
         total = 0
@@ -196,12 +211,20 @@ class _Reader:
             ) is not None:
                 total += len(frame.data) + protocol.HEADER_SIZE
                 if total > MAX_ANSWER_BYTES:
-                    raise ProtocolError(f"more than {MAX_ANSWER_BYTES >> 20} MiB of cases")
+                    self._refuse(f"more than {MAX_ANSWER_BYTES >> 20} MiB of cases")
+                    return
+                if len(self.frames) >= self.max_frames:
+                    self._refuse(f"more than {self.max_frames} frames")
+                    return
                 self.frames.append(frame)
                 if frame.kind is Kind.DONE:
                     return
         except (ProtocolError, OSError, ValueError) as error:
             self.error = str(error)[:MAX_TEXT]
+
+    def _refuse(self, why: str) -> None:
+        self.error, self.refused = why, True
+        self.stop()
 
 
 def _text(value: object) -> str:

@@ -195,6 +195,17 @@ def frame(kind, meta):
 os.write(int(sys.argv[1]), frame(11, {{"seed": 0, "cases": [{{"name": 1}}]}}) + frame(6, {{}}))
 os._exit(0)
 """,
+    # Frames of metadata and no data, without end: each 256 KiB of "[]," is 5 MB of
+    # Python lists in the parent, and only the data used to count towards the cap.
+    "flood": """
+import json, os, struct, sys
+raw = json.dumps({{"seed": 0, "cases": [[]] * 60000}}).encode()
+frame = b"JJF1" + bytes([11, 0, 0, 0]) + struct.pack("<IQ", len(raw), 0) + raw
+with os.fdopen(int(sys.argv[1]), "wb") as channel:
+    for _ in range(400):
+        channel.write(frame)
+os._exit(0)
+""",
 }
 
 
@@ -226,6 +237,7 @@ def hostile(folder: Path, kind: str, marker: str) -> None:
         ("memory", r"used more than the problem's 512 MB memory limit"),
         ("loop", r"did not finish within 3 s"),
         ("forged", r"its sandbox sent malformed data"),
+        ("flood", r"its sandbox sent malformed data \(more than 20 frames"),
     ],
 )
 def test_hostile_cases_are_contained_and_reported(
