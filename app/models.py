@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from app.vocabulary import (
@@ -363,6 +363,27 @@ class ProblemVersion(Base):
     )
     # The check's progress, one line per step, while it runs and after (the editor shows it).
     check_log: Mapped[str] = mapped_column(Text, default="")
+
+
+class ProblemVersionProduct(Base):
+    """What a passing check of a course problem's version produced from its author's
+    code, kept with the version: the case bank (``device`` empty) and the expected
+    outputs on the check's device. Graders restore these into their caches and never run
+    the author's code again outside a check (docs/security.md)."""
+
+    __tablename__ = "problem_version_products"
+    __table_args__ = (UniqueConstraint("version_id", "kind", "device", "runtime_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("problem_versions.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16))  # app.vocabulary.ProductKind
+    device: Mapped[str] = mapped_column(String(16), default="")
+    # What the grader's cache key says of the runtime (grader/expected.py runtime_key).
+    runtime_key: Mapped[str] = mapped_column(String(64))
+    blob: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class ProblemRecord(Base):

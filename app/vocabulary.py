@@ -53,6 +53,14 @@ class CheckStatus(StrEnum):
     FAILED = "failed"
 
 
+class ProductKind(StrEnum):
+    """What a passing check of a course problem's version produced and the version keeps
+    (app/models.py ``ProblemVersionProduct``): its case bank, its expected outputs."""
+
+    CASES = "cases"
+    EXPECTED = "expected"
+
+
 class RegradeStatus(StrEnum):
     RUNNING = "running"
     READY = "ready"  # every item re-run: waits to be applied or discarded

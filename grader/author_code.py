@@ -18,6 +18,12 @@ than start a sandbox per submission. Only this process writes there, and no sand
 that folder (or any of the data directory) bound: one problem's hidden cases are never
 readable from another's sandbox.
 
+That folder is a cache, not a store: the platform keeps what a passing check generated
+with the problem's version (``stored_bytes``, ``restore``), and outside a check
+(``checking``) an untrusted cases.py never runs: with no kept bank a problem's cases
+fail closed (``CheckResultsMissingError``), so a new worker, a cleared cache or an upgraded
+runtime cannot make a time-bomb cases.py change hidden inputs after its check passed.
+
 Importing this module is what lets ``Problem.case_bank`` of an untrusted problem work
 (grader/problems/problem.py ``run_untrusted_cases_with``); grader/expected.py imports it.
 """
@@ -25,14 +31,16 @@ Importing this module is what lets ``Problem.case_bank`` of an untrusted problem
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
+import io
 import json
 import os
 import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +50,7 @@ from grader.cases import Case, CaseBank, RegimeAnswers, assemble
 from grader.child import protocol
 from grader.child.protocol import Frame, Kind, ProtocolError
 from grader.config import settings
-from grader.errors import ProblemError
+from grader.errors import CheckResultsMissingError, ProblemError
 from grader.problems.problem import Problem, run_untrusted_cases_with
 from grader.running.sandbox import SandboxLauncher, SandboxUnavailableError
 from grader.versions import runtime_versions
@@ -54,23 +62,81 @@ MAX_INPUT_ELEMENTS = 1 << 28
 MAX_TEXT = 2000
 
 
+_checking: contextvars.ContextVar[bool] = contextvars.ContextVar("checking", default=False)
+
+
+@contextlib.contextmanager
+def checking() -> Iterator[None]:
+    """Within: an untrusted author's code may run (in sandboxes) to produce what a check
+    proves (grader/check.py ``check_problem``). Outside, only what a check left is used."""
+    token = _checking.set(True)
+    try:
+        yield
+    finally:
+        _checking.reset(token)
+
+
+def in_check() -> bool:
+    return _checking.get()
+
+
 def sandboxed_cases(problem: Problem, *, fresh: bool = False) -> tuple[CaseBank, RegimeAnswers]:
-    """``problem``'s cases and regimes' answers, from this machine's file of them or
-    from a sandbox now (always a sandbox when ``fresh``; the file is then left alone)."""
+    """``problem``'s cases and regimes' answers, from this machine's file of them or,
+    within a check, from a sandbox now (always a sandbox when ``fresh``; the file is then
+    left alone). Outside a check with no file: ``CheckResultsMissingError``."""
     path = problem.folder / "cases.py"
     if not path.is_file():
         raise ProblemError(
             path, None, "missing: every problem needs a cases.py defining cases(seed)"
         )
-    kept = settings.author_cases_dir / f"{problem.slug}-{_key(problem, path)}.npz"
+    kept = _kept(problem)
     if not fresh and kept.is_file():
         with contextlib.suppress(OSError, ValueError, KeyError, ProtocolError):
             return _answer(problem, path, _read(kept))
+    if not in_check():
+        raise CheckResultsMissingError(problem.slug)
     frames = _run(problem, path)
     answer = _answer(problem, path, frames)
     if not fresh:
         _write(kept, frames)
     return answer
+
+
+def _kept(problem: Problem) -> Path:
+    path = problem.folder / "cases.py"
+    return settings.author_cases_dir / f"{problem.slug}-{_key(problem, path)}.npz"
+
+
+def runtime_key() -> str:
+    """What the bank's file name says of the runtime (the library versions)."""
+    digest = hashlib.sha256()
+    for name, value in sorted(runtime_versions().items()):
+        digest.update(f"{name}={value}\0".encode())
+    return digest.hexdigest()[:32]
+
+
+def on_disk(problem: Problem) -> bool:
+    """Whether this machine keeps a bank for ``problem`` (no sandbox needed to read it)."""
+    return _kept(problem).is_file()
+
+
+def stored_bytes(problem: Problem) -> bytes:
+    """The bank this machine keeps for ``problem`` (what its check generated), to store
+    with its version; OSError if there is none."""
+    return _kept(problem).read_bytes()
+
+
+def restore(problem: Problem, data: bytes) -> None:
+    """Keep ``data`` (``stored_bytes`` of a passing check, from any runtime: the hidden
+    inputs are the check's) as this machine's bank for ``problem``, once it validates;
+    a ProblemError if it does not."""
+    path = problem.folder / "cases.py"
+    try:
+        frames = _read(io.BytesIO(data))
+    except (OSError, ValueError, KeyError, ProtocolError) as error:
+        raise ProblemError(path, None, f"its stored cases are malformed ({error})") from None
+    _answer(problem, path, frames)
+    _write(_kept(problem), frames)
 
 
 def _key(problem: Problem, path: Path) -> str:
@@ -333,7 +399,7 @@ def _write(path: Path, frames: list[Frame]) -> None:
     os.replace(temporary, path)
 
 
-def _read(path: Path) -> list[Frame]:
+def _read(path: Path | io.BytesIO) -> list[Frame]:
     with np.load(path, allow_pickle=False) as archive:
         count = len(archive.files) // 3
         return [

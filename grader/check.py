@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import calibration, expected
+from grader import author_code, calibration, expected
 from grader.cases import case_key, same_value
 from grader.child.verdicts import Verdict, headline
 from grader.errors import ProblemError
@@ -202,7 +202,15 @@ def check_problem(
     device has its own expected outputs: reduction order and TF32 differ). ``trusted``:
     whether its author's code may run outside sandboxes (``load_problem``'s);
     ``progress``: called with one line per stage as the check goes (and the stage's
-    errors and notes after it), ending with the verdict."""
+    errors and notes after it), ending with the verdict. An untrusted author's code runs
+    (in sandboxes) within a check alone (grader/author_code.py ``checking``)."""
+    with author_code.checking():
+        return _check(folder, device, trusted, progress)
+
+
+def _check(
+    folder: Path, device: str, trusted: bool, progress: Callable[[str], None] | None
+) -> CheckResult:
     result = CheckResult(slug=folder.name)
     say = _Progress(result, progress)
     started = time.monotonic()

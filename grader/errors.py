@@ -24,6 +24,19 @@ class ProblemError(Exception):
         )
 
 
+class CheckResultsMissingError(Exception):
+    """An untrusted problem's author code would have to run outside a check: what its
+    check produced (cases, expected outputs) is not here. Nothing is run; the instructor
+    runs the check again (docs/security.md)."""
+
+    def __init__(self, slug: str, what: str = "") -> None:
+        detail = f" ({what})" if what else ""
+        super().__init__(
+            f"This problem's check results are missing{detail}: its instructor must run"
+            f" the check again. ({slug})"
+        )
+
+
 class UsageError(Exception):
     """The command was misused (unknown problem, unreadable file)."""
 

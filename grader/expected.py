@@ -15,13 +15,17 @@ sandbox (grader/running/sandbox.py) with the problem's memory limit and a finite
 CPU budget (``UNTRUSTED_CPU_FACTOR`` times a learner's, per solution), never with
 the trusted compilation cache and never in a plain process; their outputs come back
 through the same frame validation as a learner's. Only what this process makes of
-them (the outputs filed here, the calibration) is kept.
+them (the outputs filed here, the calibration) is kept. Outside a check
+(grader/author_code.py ``checking``) they never run: the outputs a passing check left
+(``stored_bytes``, kept with the version by the platform, ``restore``d here) are used,
+or, for a device or runtime the check did not run on, ``CheckResultsMissingError``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -33,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from grader import author_code  # noqa: F401  (lets untrusted problems' cases.py run, sandboxed)
+from grader import author_code  # also lets untrusted problems' cases.py run, sandboxed
 from grader.config import settings
+from grader.errors import CheckResultsMissingError
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.requirements import unmet_requirement
 from grader.judging.trees import Output, OutputTree
@@ -53,6 +58,22 @@ class ReferenceRunError(Exception):
     """The reference solution did not produce an output for every case."""
 
 
+def runtime_key(device: str) -> str:
+    """What ``cache_key`` says of the runtime: libraries, execution, environment, device."""
+    digest = hashlib.sha256()
+    _runtime(digest, device)
+    return digest.hexdigest()[:32]
+
+
+def _runtime(digest: Any, device: str) -> None:
+    for name, value in sorted(runtime_versions().items()):
+        digest.update(f"{name}={value}\0".encode())
+    digest.update(
+        f"{EXECUTION}\0{clean_environment(device, '/', settings.pool_memory_mb)}\0".encode()
+    )
+    digest.update(device.encode())
+
+
 def cache_key(problem: Problem, device: str) -> str:
     digest = hashlib.sha256()
     for path in sorted(problem.folder.rglob("*")):
@@ -60,12 +81,7 @@ def cache_key(problem: Problem, device: str) -> str:
             digest.update(str(path.relative_to(problem.folder)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     digest.update(problem.reference_path.read_bytes() + b"\0")
-    for name, value in sorted(runtime_versions().items()):
-        digest.update(f"{name}={value}\0".encode())
-    digest.update(
-        f"{EXECUTION}\0{clean_environment(device, '/', settings.pool_memory_mb)}\0".encode()
-    )
-    digest.update(device.encode())
+    _runtime(digest, device)
     if not problem.trusted:  # outputs of sandboxed runs, never mistaken for trusted ones
         digest.update(b"\0untrusted")
     return digest.hexdigest()[:32]
@@ -253,11 +269,13 @@ def _load(path: Path) -> TrustedOutputs:
 
 @lru_cache(maxsize=32)
 def _read(path: Path, _mtime_ns: int, _size: int) -> TrustedOutputs:
-    trusted = TrustedOutputs(
-        reference={}, from_cache=True, diagnoses_ready=not path.name.endswith(REFERENCE_ONLY)
-    )
+    return _parse(path, diagnoses_ready=not path.name.endswith(REFERENCE_ONLY))
+
+
+def _parse(source: Path | io.BytesIO, *, diagnoses_ready: bool) -> TrustedOutputs:
+    trusted = TrustedOutputs(reference={}, from_cache=True, diagnoses_ready=diagnoses_ready)
     by_case: dict[tuple[str, ...], dict[str, np.ndarray[Any, Any]]] = {}
-    with np.load(path, allow_pickle=False) as archive:
+    with np.load(source, allow_pickle=False) as archive:
         for key in archive.files:
             *where, entry = key.split("/")
             by_case.setdefault(tuple(where), {})[entry] = archive[key]
@@ -302,6 +320,10 @@ def load_or_compute(
         for ready in (whole, path):
             if ready.is_file():  # another caller finished it while we waited
                 return _load(ready)
+        if not problem.trusted and not author_code.in_check():
+            raise CheckResultsMissingError(
+                problem.slug, f"no expected outputs for device {device!r}"
+            )
         trusted = compute(problem, device, runner, mistakes=mistakes)
         _save(path, trusted)
         return trusted
@@ -327,6 +349,31 @@ def for_grading(
     if not _path(problem, device).is_file() and reference.is_file():
         return _load(reference)
     return load_or_compute(problem, device, mistakes=not reference_first)
+
+
+def stored_bytes(problem: Problem, device: str = "cpu") -> bytes:
+    """The whole set of outputs (reference and mistakes) this machine keeps for
+    ``problem`` on ``device``, to store with its version; OSError if there is none."""
+    return _path(problem, device).read_bytes()
+
+
+def restore(problem: Problem, device: str, data: bytes) -> None:
+    """Keep ``data`` (``stored_bytes`` of a passing check on this runtime, ``runtime_key``)
+    as this machine's outputs for ``problem`` on ``device``, once they read back with the
+    reference's outputs for every case of its bank; a ReferenceRunError if not."""
+    try:
+        trusted = _parse(io.BytesIO(data), diagnoses_ready=True)
+    except (OSError, ValueError, KeyError, IndexError) as error:
+        raise ReferenceRunError(f"the stored expected outputs are malformed ({error})") from None
+    missing = [key for key, _case in problem.case_bank.keyed() if key not in trusted.reference]
+    if missing:
+        raise ReferenceRunError(f"the stored expected outputs lack case {missing[0]!r}")
+    path = _path(problem, device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(temporary, path)
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:

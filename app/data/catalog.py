@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import func, select, true
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm import Session, load_only, object_session
 
 from app.core.config import settings
-from app.data import course_problems
+from app.data import check_products, course_problems
 from app.errors import NotFoundError
 from app.models import ProblemRecord, ProblemVersion, User, utcnow
 from app.vocabulary import CheckStatus
@@ -225,7 +225,8 @@ _loaded_lock = threading.Lock()
 def problem_of(version: ProblemVersion) -> Problem:
     """The version's files, materialised once per content hash and loaded once per process.
     A course's problem loads untrusted (its author's code runs only in sandboxes,
-    grader/author_code.py), kept apart from trusted ones of the same files."""
+    grader/author_code.py), kept apart from trusted ones of the same files, and what its
+    passing check produced is restored into this machine's caches first (check_products)."""
     trusted = not course_problems.is_course_slug(version.slug)
     key = f"{settings.versions_dir / version.content_hash}|{version.slug}|{trusted}"
     with _loaded_lock:
@@ -236,7 +237,15 @@ def problem_of(version: ProblemVersion) -> Problem:
                 version.slug, files, settings.versions_dir, trusted=trusted
             )
             _loaded[key] = problem
-        return problem
+    if not trusted:  # what its check produced, never its author's code run again
+        _restore_products(version, problem)
+    return problem
+
+
+def _restore_products(version: ProblemVersion, problem: Problem) -> None:
+    session = object_session(version)  # detached: nothing restored, grading fails closed
+    if session is not None:
+        check_products.restore(session=session, version_id=version.id, problem=problem)
 
 
 def live_problem(*, session: Session, slug: str) -> tuple[ProblemVersion, Problem] | None:

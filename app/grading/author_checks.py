@@ -14,13 +14,14 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
-from app.data import catalog
+from app.data import catalog, check_products
 from app.grading import preparation
 from app.models import ProblemVersion, utcnow
 from app.vocabulary import CheckStatus
 
 if TYPE_CHECKING:
     from grader.check import CheckResult
+    from grader.problems.problem import Problem
 
 log = logging.getLogger("jaxjudge.authoring")
 _one_at_a_time = threading.Lock()  # checks are CPU-heavy: never two at once per process
@@ -64,12 +65,26 @@ def run_check(version_id: int) -> None:
             report = {"ok": False, "errors": [f"the check itself failed: {error!r}"], "notes": [],
                       "timings": {}, "text": ""}  # fmt: skip
         with session_scope() as session:
+            if report["ok"] and not problem.trusted:
+                _keep_products(session, version_id, problem, report)
             record(session.get_one(ProblemVersion, version_id), report)
     # The check ran the reference: store the version's samples for its preview now.
     try:
         preparation.prepare_version(version_id)
     except Exception:  # the preview says the samples are being prepared; the preparer retries
         log.exception("storing the samples of version %s failed", version_id)
+
+
+def _keep_products(
+    session: Session, version_id: int, problem: Problem, report: dict[str, Any]
+) -> None:
+    """Store what the check produced with the version, in the transaction that records it
+    as passed: graders use these and never run the author's code again (check_products)."""
+    try:
+        check_products.keep(session=session, version_id=version_id, problem=problem, device="cpu")
+    except OSError as error:
+        report["ok"] = False
+        report["errors"] = [*report["errors"], f"the check's results could not be kept: {error}"]
 
 
 def _progress_of(version_id: int) -> Callable[[str], None]:

@@ -24,6 +24,7 @@ from app.grading import preparation, queue
 from app.models import ProblemVersion
 from grader import calibration, expected
 from grader.child.verdicts import Mode, Verdict
+from grader.errors import CheckResultsMissingError
 from grader.grade import GradingOutcome, grade_outcome, measure_reference, run_and_hold
 from grader.judging.judge import NO_HOOKS, GradingHooks
 from grader.judging.report import GradeReport
@@ -280,6 +281,8 @@ def outcome_for(
         log.warning("submission %s: %s", job.id, error)
         busy = failure(slug, mode, "Every GPU sandbox stayed busy; please try again.")
         return GradingOutcome(busy, retry_later=True)  # back to the queue (app/grading/worker.py)
+    except CheckResultsMissingError as error:  # no author code runs outside a check
+        return GradingOutcome(failure(slug, mode, str(error)))
     except Exception as error:
         log.exception("grading submission %s failed", job.id)
         return GradingOutcome(

@@ -1,7 +1,8 @@
 """Course problems: a problem may belong to one course (written in the browser, imported
 from a folder or a course's git repository) and is then seen by that course alone; who
 made each version; the check's progress lines while it runs; a course's link to a git
-repository of problem folders.
+repository of problem folders; what a passing check produced from a version's author
+code (its case bank, its expected outputs), kept with the version.
 
 Revision ID: 0018
 Revises: 0017
@@ -53,9 +54,27 @@ def upgrade() -> None:
         sa.Column("last_report", sa.Text, nullable=False, server_default=""),
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
+    op.create_table(
+        "problem_version_products",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column(
+            "version_id",
+            sa.Integer,
+            sa.ForeignKey("problem_versions.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("device", sa.String(16), nullable=False),
+        sa.Column("runtime_key", sa.String(64), nullable=False),
+        sa.Column("blob", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("version_id", "kind", "device", "runtime_key"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("problem_version_products")
     op.drop_table("course_problem_repos")
     with op.batch_alter_table("problem_versions") as versions:
         versions.drop_column("check_log")

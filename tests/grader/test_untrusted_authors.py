@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,13 @@ SLUG = "stable-logsumexp"  # the smallest bank problem: numpy cases, a one-line 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     return lean_copy(SLUG, tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def within_a_check() -> Iterator[None]:
+    """These tests run an untrusted author's code as a check does (outside one, it never runs)."""
+    with author_code.checking():
+        yield
 
 
 def untrusted(folder: Path) -> Problem:
