@@ -19,7 +19,7 @@ from grader import author_code, cli, expected
 from grader.cases import CaseBank, same_value
 from grader.check import check_problem
 from grader.config import PROJECT_ROOT, settings
-from grader.errors import ProblemError
+from grader.errors import CheckResultsMissingError, ProblemError
 from grader.problems.problem import Problem, load_problem
 from grader.running.launch import PlainLauncher
 from grader.running.sandbox import bwrap_arguments
@@ -144,6 +144,36 @@ def test_the_bank_is_kept_per_content_hash_and_read_without_a_sandbox(
     (folder / "cases.py").write_text((folder / "cases.py").read_text() + "\n# changed\n")
     with pytest.raises(AssertionError, match="a sandbox was started"):
         untrusted(folder).case_bank  # noqa: B018  (new content: a new run)
+
+
+@pytest.mark.sandbox
+def test_outside_a_check_no_author_code_runs_and_a_restored_bank_is_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a check generated is all a grader uses: with the bank gone it fails closed,
+    never starting a sandbox, until the stored bytes are restored (validated)."""
+    checked = untrusted(folder)
+    bank = checked.case_bank  # generated within a check (this module's fixture)
+    stored = author_code.stored_bytes(checked)
+    for kept in settings.author_cases_dir.glob(f"{checked.slug}-*.npz"):
+        kept.unlink()
+
+    def no_sandbox(*_args: object) -> None:
+        raise AssertionError("the author's cases.py ran outside a check")
+
+    monkeypatch.setattr(author_code, "_run", no_sandbox)
+    token = author_code._checking.set(False)
+    try:
+        with pytest.raises(CheckResultsMissingError, match="must run the check again"):
+            untrusted(folder).case_bank  # noqa: B018
+        with pytest.raises(CheckResultsMissingError, match="device 'cpu'"):
+            expected.load_or_compute(untrusted(folder))
+        with pytest.raises(ProblemError, match="stored cases are malformed"):
+            author_code.restore(untrusted(folder), b"not an archive")
+        author_code.restore(untrusted(folder), stored)
+        assert same_bank(untrusted(folder).case_bank, bank)
+    finally:
+        author_code._checking.reset(token)
 
 
 def test_no_sandbox_binds_the_data_directory_where_banks_are_kept() -> None:
