@@ -37,6 +37,19 @@ class CheckResultsMissingError(Exception):
         )
 
 
+class DerivationRefusedError(CheckResultsMissingError):
+    """An untrusted problem's expected outputs on a device or runtime its check did not
+    run on were computed (grader/expected.py ``derive``) and refused: its reference does
+    not reproduce its check's outputs there. Nothing is kept; it is not graded there."""
+
+    def __init__(self, slug: str, device: str, why: str) -> None:
+        Exception.__init__(
+            self,
+            f"This problem cannot be graded on device {device!r}: {why}. Its instructor"
+            f" must run the check again on this runtime. ({slug})",
+        )
+
+
 class UsageError(Exception):
     """The command was misused (unknown problem, unreadable file)."""
 

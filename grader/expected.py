@@ -17,8 +17,10 @@ the trusted compilation cache and never in a plain process; their outputs come b
 through the same frame validation as a learner's. Only what this process makes of
 them (the outputs filed here, the calibration) is kept. Outside a check
 (grader/author_code.py ``checking``) they never run: the outputs a passing check left
-(``stored_bytes``, kept with the version by the platform, ``restore``d here) are used,
-or, for a device or runtime the check did not run on, ``CheckResultsMissingError``.
+(``stored_bytes``, kept with the version by the platform, ``restore``d here) are used;
+for a device or runtime the check did not run on, ``derive`` runs the reference and
+mistakes once more, in a sandbox, on the check's bank, and keeps them only if they agree
+with the check's outputs (else, and with nothing stored, ``CheckResultsMissingError``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
@@ -39,10 +41,10 @@ import numpy as np
 
 from grader import author_code  # also lets untrusted problems' cases.py run, sandboxed
 from grader.config import settings
-from grader.errors import CheckResultsMissingError
+from grader.errors import CheckResultsMissingError, DerivationRefusedError
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.requirements import unmet_requirement
-from grader.judging.trees import Output, OutputTree
+from grader.judging.trees import Output, OutputTree, compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Problem
 from grader.running.launch import PlainLauncher, clean_environment
@@ -357,10 +359,10 @@ def stored_bytes(problem: Problem, device: str = "cpu") -> bytes:
     return _path(problem, device).read_bytes()
 
 
-def restore(problem: Problem, device: str, data: bytes) -> None:
-    """Keep ``data`` (``stored_bytes`` of a passing check on this runtime, ``runtime_key``)
-    as this machine's outputs for ``problem`` on ``device``, once they read back with the
-    reference's outputs for every case of its bank; a ReferenceRunError if not."""
+def parse_stored(problem: Problem, data: bytes) -> TrustedOutputs:
+    """``data`` (``stored_bytes`` of a passing check, any device or runtime) read back,
+    with the reference's outputs for every case of ``problem``'s bank; a ReferenceRunError
+    if not."""
     try:
         trusted = _parse(io.BytesIO(data), diagnoses_ready=True)
     except (OSError, ValueError, KeyError, IndexError) as error:
@@ -368,12 +370,76 @@ def restore(problem: Problem, device: str, data: bytes) -> None:
     missing = [key for key, _case in problem.case_bank.keyed() if key not in trusted.reference]
     if missing:
         raise ReferenceRunError(f"the stored expected outputs lack case {missing[0]!r}")
+    return trusted
+
+
+def restore(problem: Problem, device: str, data: bytes) -> None:
+    """Keep ``data`` (``stored_bytes`` of a passing check on this runtime, ``runtime_key``)
+    as this machine's outputs for ``problem`` on ``device``, once they read back with the
+    reference's outputs for every case of its bank; a ReferenceRunError if not."""
+    parse_stored(problem, data)
     path = _path(problem, device)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     os.replace(temporary, path)
+
+
+def derive(
+    problem: Problem,
+    device: str,
+    anchors: Sequence[TrustedOutputs],
+    runner: Runner | None = None,
+) -> TrustedOutputs:
+    """An untrusted problem's outputs on a device or runtime its check did not run on
+    (a GPU worker, an upgraded JAX): its reference and mistakes run now, in a sandbox, on
+    the bank its check kept (the hidden inputs are the check's), and are kept here only if
+    the reference's outputs agree with every one of ``anchors`` (what its checks stored,
+    ``parse_stored``) within ``device``'s tolerance on every case. Otherwise, or if the
+    reference fails there, ``DerivationRefusedError`` naming the device and the worst case:
+    a reference that answers differently after its check (a time bomb) is never graded
+    against. The one use of an untrusted author's code outside a check."""
+    if not anchors:
+        raise CheckResultsMissingError(problem.slug, "no stored expected outputs to agree with")
+    path = _path(problem, device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():  # another worker of this machine derived them while we waited
+            return _load(path)
+        try:
+            derived = compute(problem, device, runner)  # sandboxed: runner_for
+        except ReferenceRunError as error:
+            raise DerivationRefusedError(problem.slug, device, str(error)) from None
+        for anchor in anchors:
+            why = _disagreement(problem, device, derived, anchor)
+            if why is not None:
+                raise DerivationRefusedError(problem.slug, device, why)
+        _save(path, derived)
+        return derived
+
+
+def _disagreement(
+    problem: Problem, device: str, derived: TrustedOutputs, anchor: TrustedOutputs
+) -> str | None:
+    """Why ``derived``'s reference does not agree with ``anchor``'s on every case within
+    ``device``'s tolerance (its worst case), or None when it does."""
+    worst: tuple[float, str, str] = (0.0, "", "")
+    for key, outputs in derived.reference.items():
+        want = anchor.reference.get(key)
+        if want is None or len(want) != len(outputs):
+            return f"its check stored no matching outputs for case {key!r}"
+        for index, (got, expected_output) in enumerate(zip(outputs, want, strict=True)):
+            result = compare_output(got, expected_output, problem.tolerance(index, device))
+            ratio = float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
+            if not result.ok and ratio >= worst[0]:
+                worst = (ratio, key, f"output {index}: {result.reason}")
+    if not worst[1]:
+        return None
+    return (
+        f"its reference's outputs differ from its check's, worst on case {worst[1]!r} ({worst[2]})"
+    )
 
 
 def store(problem: Problem, trusted: TrustedOutputs, device: str = "cpu") -> None:
