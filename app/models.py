@@ -350,7 +350,7 @@ class ProblemVersion(Base):
     files_json: Mapped[str] = mapped_column(Text)  # grader.problems.snapshot.encode
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     check_status: Mapped[str] = mapped_column(String(16), default=CheckStatus.UNCHECKED)
-    # unchecked | running | passed | failed
+    # unchecked | queued | running | passed | failed
     check_json: Mapped[str | None] = mapped_column(Text, default=None)
     checked_at: Mapped[datetime | None] = mapped_column(default=None)
     # What the problem page shows of the samples (grader.judging.samples), once the
@@ -363,6 +363,9 @@ class ProblemVersion(Base):
     )
     # The check's progress, one line per step, while it runs and after (the editor shows it).
     check_log: Mapped[str] = mapped_column(Text, default="")
+    # The worker running the check, and until when (app/grading/author_checks.py).
+    check_lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
+    check_lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class ProblemVersionProduct(Base):

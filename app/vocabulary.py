@@ -47,7 +47,10 @@ class LatePolicy(StrEnum):
 
 
 class CheckStatus(StrEnum):
+    """A version's check (app/grading/author_checks.py): queued until a worker claims it."""
+
     UNCHECKED = "unchecked"
+    QUEUED = "queued"  # waits for a worker: neither finished nor failed
     RUNNING = "running"
     PASSED = "passed"
     FAILED = "failed"

@@ -1,4 +1,5 @@
-"""Workers: claim a submission from the database, grade it, record the result.
+"""Workers: claim a submission from the database, grade it, record the result; with no
+submission or regrade item waiting, run an author's check (app/grading/author_checks.py).
 
 `EmbeddedWorkers` runs worker threads inside `jaxjudge serve` (the embedded
 default) or alone in `jaxjudge worker` (more machines). Each thread loops:
@@ -20,14 +21,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.core.config import settings
 from app.core.db import session_scope
 from app.data import regrades
-from app.grading import heartbeats, queue
+from app.grading import author_checks, heartbeats, queue
 from app.grading.doorbell import changes, new_work
 from app.grading.held_runs import HeldRunWatch
 from app.grading.notifications import Listener
@@ -46,6 +47,7 @@ log = logging.getLogger("jaxjudge.worker")
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 30.0
 RETRY_PAUSE_SECONDS = 2.0
 RECORD_FOR_SECONDS = 600.0  # how long a finished verdict keeps trying to be recorded
+T = TypeVar("T")
 
 
 def _alive(tag: str) -> bool:
@@ -143,8 +145,41 @@ class EmbeddedWorkers:
                 self._stop.wait(self.poll_seconds)
 
     def work_once(self, worker: str) -> bool:
-        """Grade one waiting submission or, with none waiting, one regrade item."""
-        return self._one_submission(worker) or self._one_regrade_item(worker)
+        """Grade one waiting submission or, with none waiting, one regrade item or, with
+        neither, run one author's check."""
+        return (
+            self._one_submission(worker)
+            or self._one_regrade_item(worker)
+            or self._one_check(worker)
+        )
+
+    def _one_check(self, worker: str) -> bool:
+        """Run one queued check of a version (or one whose worker's lease expired)."""
+        if not author_checks.one_at_a_time.acquire(blocking=False):
+            return False  # this process runs one already
+        try:
+            with session_scope() as session:
+                version_id = author_checks.claim_check(
+                    session, worker=worker, lease_seconds=settings.lease_seconds
+                )
+            if version_id is None:
+                return False
+            recorded = self._leased(
+                version_id,
+                worker,
+                author_checks.renew_check,
+                lambda: author_checks.run_check(
+                    version_id, worker=worker, lease_seconds=settings.lease_seconds
+                ),
+            )
+            log.info(
+                "check of version %s: %s",
+                version_id,
+                "recorded" if recorded else "lease taken by another worker: dropped",
+            )
+            return True
+        finally:
+            author_checks.one_at_a_time.release()
 
     def _one_submission(self, worker: str) -> bool:
         with session_scope() as session:
@@ -321,8 +356,8 @@ class EmbeddedWorkers:
         row_id: int,
         worker: str,
         renew: Callable[..., bool],
-        work: Callable[[], GradingOutcome],
-    ) -> GradingOutcome:
+        work: Callable[[], T],
+    ) -> T:
         renewing = threading.Event()
         keeper = threading.Thread(
             target=self._keep_lease, args=(row_id, worker, renewing, renew), daemon=True

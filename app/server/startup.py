@@ -14,7 +14,6 @@ from fastapi import FastAPI
 from app.core.config import settings
 from app.core.db import migrate, session_scope
 from app.data import catalog, usage
-from app.grading import author_checks
 from app.grading.preparation import Preparer
 from app.grading.worker import EmbeddedWorkers
 from app.lti import outbox as lti_outbox
@@ -25,7 +24,6 @@ from app.reports import deadline_digest
 def _sync_problems() -> None:
     """Record changed problem folders as versions (the live ones stay live)."""
     with session_scope() as session:
-        author_checks.forget_interrupted_checks(session)
         for line in catalog.sync(session=session).lines():
             logging.getLogger("jaxjudge.catalog").info("sync: %s", line)
 

@@ -14,6 +14,7 @@ from app.core.request_db import SessionDep
 from app.data import catalog, course_problems
 from app.errors import ConflictError, NotFoundError
 from app.grading import author_checks
+from app.grading.notifications import announce_new_work
 from app.models import ProblemRecord, ProblemVersion
 from app.vocabulary import PUBLISH_ROLES, CheckStatus
 from app.web.guards import CsrfChecked, Publisher, Staff
@@ -64,6 +65,7 @@ def preview(
         version=chosen,
         versions=catalog.versions(session=session, slug=slug),
         live=live,
+        no_worker=author_checks.waits_without_worker(session, chosen),
         problem=problem,
         statement=render_markdown(problem.statement),
         signature=signature_of(problem),
@@ -95,8 +97,8 @@ def start_check(
 ) -> Response:
     version = _version(session, slug, number)
     if author_checks.request_check(session, version=version):
-        session.commit()  # "running" stored before the check can store its result
-        author_checks.start_check(version.id)
+        session.commit()  # queued where workers look before they are woken
+        announce_new_work()
     return _to_preview(version)
 
 

@@ -19,6 +19,7 @@ from app.data.course_problem_edits import InvalidProblemError
 from app.data.course_problems import CourseProblemError
 from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.grading import author_checks
+from app.grading.notifications import announce_new_work
 from app.models import Course, ProblemVersion
 from app.vocabulary import CheckStatus, MemberRole, Role
 from app.web.guards import CsrfChecked, SignedInUser
@@ -173,6 +174,7 @@ def _editor_page(
         statement=render_markdown(statement),
         errors=errors or [],
         check=json.loads(version.check_json) if version.check_json else None,
+        no_worker=author_checks.waits_without_worker(session, version),
         base=_base(access.course.id),
         reference_name=course_problem_edits.REFERENCE_NAME,
     )
@@ -227,11 +229,11 @@ def save_course_problem(
 def start_course_problem_check(
     slug: str, number: int, session: SessionDep, access: CourseAuthor, _csrf: CsrfChecked
 ) -> Response:
-    """Run `check` on the version in the background (its progress: the JSON below)."""
+    """Queue `check` of the version for a grading worker (its progress: the JSON below)."""
     version = _version(session, access, slug, number)
     if author_checks.request_check(session, version=version):
-        session.commit()  # "running" stored before the check can store its result
-        author_checks.start_check(version.id)
+        session.commit()  # queued where workers look before they are woken
+        announce_new_work()
     return _to_editor(version, access.course.id)
 
 
@@ -239,12 +241,14 @@ def start_course_problem_check(
 def course_problem_check_progress(
     slug: str, number: int, session: SessionDep, access: CourseAuthor
 ) -> JSONResponse:
-    """The check's status and its progress lines so far (the editor polls this)."""
+    """The check's status (queued: it waits for a worker; ``no_worker``: none is alive) and
+    its progress lines so far (the editor polls this)."""
     version = _version(session, access, slug, number)
     report = json.loads(version.check_json) if version.check_json else None
     return JSONResponse(
         {
             "status": version.check_status,
+            "no_worker": author_checks.waits_without_worker(session, version),
             "lines": version.check_log.splitlines(),
             "errors": report["errors"] if report else [],
             "text": report["text"] if report else "",

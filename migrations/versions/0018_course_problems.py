@@ -1,8 +1,9 @@
 """Course problems: a problem may belong to one course (written in the browser, imported
 from a folder or a course's git repository) and is then seen by that course alone; who
-made each version; the check's progress lines while it runs; a course's link to a git
-repository of problem folders; what a passing check produced from a version's author
-code (its case bank, its expected outputs), kept with the version.
+made each version; the check's progress lines while it runs and the lease of the worker
+running it; a course's link to a git repository of problem folders; what a passing check
+produced from a version's author code (its case bank, its expected outputs), kept with
+the version.
 
 Revision ID: 0018
 Revises: 0017
@@ -38,6 +39,8 @@ def upgrade() -> None:
             )
         )
         versions.add_column(sa.Column("check_log", sa.Text, nullable=False, server_default=""))
+        versions.add_column(sa.Column("check_lease_owner", sa.String(64), nullable=True))
+        versions.add_column(sa.Column("check_lease_expires_at", sa.DateTime, nullable=True))
     op.create_table(
         "course_problem_repos",
         sa.Column(
@@ -77,6 +80,8 @@ def downgrade() -> None:
     op.drop_table("problem_version_products")
     op.drop_table("course_problem_repos")
     with op.batch_alter_table("problem_versions") as versions:
+        versions.drop_column("check_lease_expires_at")
+        versions.drop_column("check_lease_owner")
         versions.drop_column("check_log")
         versions.drop_column("author_id")
     with op.batch_alter_table("problems") as problems:

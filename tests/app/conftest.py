@@ -13,6 +13,7 @@ from app.core import throttle
 from app.core.config import grader_settings, settings
 from app.core.db import engine, engine_for, migrate, session_scope
 from app.data import accounts, api_tokens, catalog
+from app.grading import author_checks
 from app.server.main import create_app
 from grader.judging.samples import SampleView
 from grader.problems.problem import Problem, load_problem, problem_folders
@@ -135,6 +136,15 @@ def in_process_client() -> TestClient:
 def client(database: str) -> Iterator[TestClient]:
     with in_process_client() as test_client:
         yield test_client
+
+
+def run_queued_check(version_id: int) -> None:
+    """What a grading worker does with a queued check once no submission waits
+    (app/grading/worker.py): claim it, run it, record it."""
+    with session_scope() as session:
+        claimed = author_checks.claim_check(session, worker="test:1-1:0", lease_seconds=600)
+    assert claimed == version_id
+    assert author_checks.run_check(version_id, worker="test:1-1:0", lease_seconds=600)
 
 
 def token_for(name: str, role: str = "learner") -> dict[str, str]:
