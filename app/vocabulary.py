@@ -58,10 +58,13 @@ class CheckStatus(StrEnum):
 
 class ProductKind(StrEnum):
     """What a passing check of a course problem's version produced and the version keeps
-    (app/models.py ``ProblemVersionProduct``): its case bank, its expected outputs."""
+    (app/models.py ``ProblemVersionProduct``): its case bank, its expected outputs, and
+    expected outputs a worker derived on another device or runtime, accepted because they
+    agree with the check's (grader/expected.py ``derive``)."""
 
     CASES = "cases"
     EXPECTED = "expected"
+    DERIVED = "derived"
 
 
 class RegradeStatus(StrEnum):

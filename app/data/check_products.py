@@ -1,6 +1,7 @@
 """What a passing check produced from a course problem's author code, kept with its
 version (``ProblemVersionProduct``): the case bank and the expected outputs on the
-check's device. Graders restore them into their caches (``restore``, from
+check's device (and those derived on other devices or runtimes, ``derive``). Graders
+restore them into their caches (``restore``, from
 ``catalog.problem_of``) and never run the author's code outside a check: a version
 without them fails closed (grader/errors.py ``CheckResultsMissingError``)."""
 
@@ -51,8 +52,8 @@ def keep(*, session: Session, version_id: int, problem: Problem, device: str) ->
 
 def restore(*, session: Session, version_id: int, problem: Problem) -> None:
     """Put the version's stored products into this machine's caches where they are
-    absent: its case bank, and its expected outputs on each device whose runtime is
-    this one's. What does not validate is logged and left out (grading then fails closed)."""
+    absent: its case bank, and its expected outputs (a check's or derived) on each device
+    whose runtime is this one's. What does not validate is logged and left out (grading then fails closed)."""
     rows = session.scalars(
         select(ProblemVersionProduct)
         .where(ProblemVersionProduct.version_id == version_id)
@@ -67,10 +68,52 @@ def restore(*, session: Session, version_id: int, problem: Problem) -> None:
             author_code.restore(problem, cases[-1].blob)
         for row in rows:
             if (
-                row.kind == ProductKind.EXPECTED
+                row.kind in (ProductKind.EXPECTED, ProductKind.DERIVED)
                 and row.runtime_key == expected.runtime_key(row.device)
                 and not expected.on_disk(problem, row.device)
             ):
                 expected.restore(problem, row.device, row.blob)
     except (ProblemError, CheckResultsMissingError, expected.ReferenceRunError, OSError) as error:
         log.error("version %s: its stored check results do not restore: %s", version_id, error)
+
+
+def derive(*, session: Session, version_id: int, problem: Problem, device: str) -> None:
+    """Where this machine has no expected outputs of ``problem`` on ``device`` (a GPU
+    worker for a problem checked on a CPU, an upgraded runtime), derive them from its
+    stored bank and keep them with the version for the other workers of this runtime
+    (grader/expected.py ``derive``: accepted only if they agree with what its checks
+    stored; else ``DerivationRefusedError``, a submission's clear error). With no check's
+    outputs stored, nothing is run and grading fails closed as before. The caller commits
+    (a worker, in a transaction of its own: app/grading/runs.py)."""
+    if expected.on_disk(problem, device):
+        return
+    rows = session.scalars(
+        select(ProblemVersionProduct)
+        .where(
+            ProblemVersionProduct.version_id == version_id,
+            ProblemVersionProduct.kind == ProductKind.EXPECTED,
+        )
+        .order_by(ProblemVersionProduct.id)
+    ).all()
+    if not rows or not author_code.on_disk(problem):
+        return
+    anchors = []
+    for row in rows:
+        try:
+            anchors.append(expected.parse_stored(problem, row.blob))
+        except expected.ReferenceRunError as error:
+            log.error("version %s: a stored check result does not read: %s", version_id, error)
+    if not anchors:
+        return
+    log.warning("version %s: deriving its expected outputs on %s", version_id, device)
+    expected.derive(problem, device, anchors)
+    session.add(
+        ProblemVersionProduct(
+            version_id=version_id,
+            kind=ProductKind.DERIVED,
+            device=device,
+            runtime_key=expected.runtime_key(device),
+            blob=expected.stored_bytes(problem, device),
+        )
+    )
+    session.flush()  # IntegrityError: another worker of this runtime stored them first

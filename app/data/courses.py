@@ -155,8 +155,11 @@ def as_staff(found: CourseAccess) -> CourseAccess:
 
 def delete_course(*, session: Session, course: Course, confirm_name: str) -> None:
     """Delete the course and everything that is only the course's (memberships,
-    assignments, extensions, overrides, comments, its regrades and LMS links); the
-    learners' submissions stay theirs. ``confirm_name`` must be the course's name."""
+    assignments, extensions, overrides, comments, its regrades and LMS links, and its own
+    problems, by the database's cascade); the learners' submissions stay theirs, and so do
+    the problem versions they name, with what those versions' checks kept
+    (``ProblemVersionProduct``): a submission's history still shows its version, and one
+    still queued is graded from them. ``confirm_name`` must be the course's name."""
     if confirm_name.strip() != course.name:
         raise InvalidInputError("Type the course's name exactly to delete it.")
     regrade_ids = select(Regrade.id).where(Regrade.course_id == course.id)

@@ -17,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
+from sqlalchemy.exc import IntegrityError
+
 from app.core.config import grader_settings
 from app.core.db import session_scope
-from app.data import catalog
+from app.data import catalog, check_products
 from app.grading import preparation, queue
 from app.models import ProblemVersion
 from grader import calibration, expected
@@ -244,15 +246,31 @@ def failure(slug: str, mode: Mode, message: str) -> GradeReport:
     )
 
 
-def _problem(slug: str, version_id: int | None) -> Problem | None:
-    """The version a submission names; the live one for submissions made before versioning."""
+def _problem(slug: str, version_id: int | None) -> tuple[int, Problem] | None:
+    """The version a submission names (the live one for submissions made before
+    versioning): its id and its problem."""
     with session_scope() as session:
         version = (
             session.get(ProblemVersion, version_id)
             if version_id is not None
             else catalog.live_version(session=session, slug=slug)
         )
-        return None if version is None else catalog.problem_of(version)
+        return None if version is None else (version.id, catalog.problem_of(version))
+
+
+def _outputs_on(version_id: int, problem: Problem, device: str) -> None:
+    """A course problem checked on another device or runtime than this worker's: its
+    expected outputs here derived from its stored check results, or refused
+    (check_products.derive; ``DerivationRefusedError``), in a transaction of its own."""
+    if problem.trusted:
+        return
+    try:
+        with session_scope() as session:
+            check_products.derive(
+                session=session, version_id=version_id, problem=problem, device=device
+            )
+    except IntegrityError:  # another worker of this runtime stored the same first
+        log.info("version %s: its outputs on %s were stored by another worker", version_id, device)
 
 
 def outcome_for(
@@ -268,14 +286,16 @@ def outcome_for(
                 "Grading failed repeatedly on this submission; please contact the course staff.",
             )
         )
-    problem = _problem(slug, job.version_id)
-    if problem is None:
+    found = _problem(slug, job.version_id)
+    if found is None:
         return GradingOutcome(failure(slug, mode, f"The problem {slug!r} is not published."))
+    version_id, problem = found
     try:
         device = device_for(problem.config.device)
     except NoDeviceError as error:
         return GradingOutcome(failure(slug, mode, str(error)))
     try:
+        _outputs_on(version_id, problem, device)
         return grader.grade(problem, job, device, hooks)
     except GpuBusyError as error:
         log.warning("submission %s: %s", job.id, error)
