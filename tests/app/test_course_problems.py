@@ -23,7 +23,7 @@ from app.core.db import engine, session_scope
 from app.data import accounts, assignments, catalog, course_problems, courses, members
 from app.errors import NotFoundError
 from app.grading.worker import EmbeddedWorkers
-from app.models import Course, ProblemVersion, Regrade, User
+from app.models import Course, ProblemVersion, Regrade, RegradeItem, User
 from app.vocabulary import CheckStatus, MemberRole, RegradeStatus
 from grader.problems import snapshot
 from grader.problems.problem import find_problem, load_problem
@@ -360,9 +360,10 @@ def wait_for_check(slug: str, number: int, timeout: float = 600.0) -> ProblemVer
 @pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_new_problem_is_checked_published_assigned_solved_and_regraded(site: Site) -> None:
-    """The one real check of this module (the scaffold, the smallest problem): its
-    progress lines stored and served as they come, then publish, assign, a learner's
-    submit graded against it, and a regrade onto a new version."""
+    """This module's real checks (the scaffold, the smallest problem): its progress lines
+    stored and served as they come, then publish, assign, a learner's submit graded
+    against it, and a regrade onto a new version, checked too, graded from what its
+    check kept."""
     client, csrf = instructor(site)
     made = client.post(
         f"/courses/{site.course_id}/authoring/new", data={"csrf_token": csrf, "name": "tiny"}
@@ -418,7 +419,13 @@ def test_a_new_problem_is_checked_published_assigned_solved_and_regraded(site: S
         with session_scope() as session:
             v2 = catalog.version_by_number(session=session, slug=slug, number=2)
             assert v2 is not None and catalog.live_version(session=session, slug=slug).number == 1  # type: ignore[union-attr]
-            v2.check_status = CheckStatus.PASSED  # v1's check above is this module's one real run
+        # Its own real check: a version is graded only from what its check kept (without
+        # one, the regrade's verdicts are the clear "run the check again" error).
+        assert (
+            client.post(f"{editor}/versions/2/check", data={"csrf_token": csrf}).status_code == 200
+        )
+        run_queued_check(wait_for_check(slug, 2).id)
+        assert wait_for_check(slug, 2).check_status == CheckStatus.PASSED
         regrade = client.post(
             f"/courses/{site.course_id}/problems/{slug}/regrades",
             data={"csrf_token": csrf, "version": "2"},
@@ -431,3 +438,5 @@ def test_a_new_problem_is_checked_published_assigned_solved_and_regraded(site: S
     with session_scope() as session:
         done = session.scalars(select(Regrade).where(Regrade.problem == slug)).one()
         assert done.status == RegradeStatus.READY, done.status
+        regraded = session.scalars(select(RegradeItem).where(RegradeItem.regrade_id == done.id))
+        assert [item.new_verdict for item in regraded] == ["accepted"]
