@@ -175,6 +175,9 @@ class HintReveal(Base):
 
 class Course(Base):
     __tablename__ = "courses"
+    # An id is never given to a second course (SQLite reuses the highest deleted one
+    # without it): course problems' slugs (``c<id>-...``) outlive their course.
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(120))

@@ -16,7 +16,20 @@ revision = "0018"
 down_revision = "0017"
 
 
+def _course_ids_never_reused(never: bool) -> None:
+    """On SQLite, a table without AUTOINCREMENT gives a new row the highest id plus one,
+    so a course made after the newest was deleted took its id, and with it the slugs
+    ``c<id>-...`` of the deleted course's problem versions (which outlive it: learners'
+    submissions name them). PostgreSQL's sequences never hand an id out twice."""
+    if op.get_bind().dialect.name == "sqlite":
+        with op.batch_alter_table(
+            "courses", recreate="always", table_kwargs={"sqlite_autoincrement": never}
+        ):
+            pass
+
+
 def upgrade() -> None:
+    _course_ids_never_reused(True)
     with op.batch_alter_table("problems") as problems:
         problems.add_column(
             sa.Column(
@@ -87,3 +100,4 @@ def downgrade() -> None:
     with op.batch_alter_table("problems") as problems:
         problems.drop_index("ix_problems_course_id")
         problems.drop_column("course_id")
+    _course_ids_never_reused(False)

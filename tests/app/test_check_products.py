@@ -166,3 +166,11 @@ def test_deleting_a_course_keeps_its_problems_versions_for_the_submissions(site:
         assert session.get(ProblemRecord, slug) is None
         assert session.get(ProblemVersion, version_id) is not None
         assert products(version_id) == [("cases", "", "k")]
+    # The newest course was deleted: the next one must not take its id, and with it the
+    # slugs of the versions kept above (SQLite reuses the highest id without AUTOINCREMENT).
+    with session_scope() as session:
+        owner = session.get_one(User, teacher.id)
+        later = courses.create_course(session=session, name="Next", instructor=owner)
+        session.flush()
+        assert later.id > course_id
+        assert not course_problems.course_problem_slugs(session=session, course_id=later.id)
