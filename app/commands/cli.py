@@ -126,14 +126,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     migrate()
     with session_scope() as session:
-        if args.version is not None:
-            version = catalog.version_by_number(
-                session=session, slug=args.slug, number=args.version
-            )
-        else:
-            version = next(
-                iter(catalog.versions(session=session, slug=args.slug)), None
-            )  # the newest
+        version = catalog.version_or_newest(session=session, slug=args.slug, number=args.version)
         if version is None:
             raise CommandError(f"no such version of {args.slug!r}; run `jaxjudge sync` first")
         catalog.publish(session=session, version=version)

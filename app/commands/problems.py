@@ -51,12 +51,7 @@ def cmd_problems_export(args: argparse.Namespace) -> int:
 
     migrate()
     with session_scope() as session:
-        if args.version is not None:
-            version = catalog.version_by_number(
-                session=session, slug=args.slug, number=args.version
-            )
-        else:
-            version = next(iter(catalog.versions(session=session, slug=args.slug)), None)
+        version = catalog.version_or_newest(session=session, slug=args.slug, number=args.version)
         if version is None:
             raise CommandError(f"no such version of {args.slug!r}")
         name, data = problem_folders.export_version(version)

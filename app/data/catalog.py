@@ -206,6 +206,13 @@ def version_by_number(*, session: Session, slug: str, number: int) -> ProblemVer
     )
 
 
+def version_or_newest(*, session: Session, slug: str, number: int | None) -> ProblemVersion | None:
+    """Version ``number`` of ``slug``, or its newest when ``number`` is None."""
+    if number is not None:
+        return version_by_number(session=session, slug=slug, number=number)
+    return next(iter(versions(session=session, slug=slug)), None)
+
+
 def version_number(*, session: Session, version_id: int | None) -> int | None:
     version = session.get(ProblemVersion, version_id) if version_id is not None else None
     return version.number if version else None

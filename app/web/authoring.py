@@ -28,11 +28,7 @@ def _version(session: SessionDep, slug: str, number: int | None) -> ProblemVersi
     # The bank's pages: a course's own problem lives in its course's editor alone.
     if course_problems.course_of_problem(session=session, slug=slug) is not None:
         raise NotFoundError(f"No such version of {slug!r}.")
-    version = (
-        catalog.version_by_number(session=session, slug=slug, number=number)
-        if number is not None
-        else next(iter(catalog.versions(session=session, slug=slug)), None)
-    )
+    version = catalog.version_or_newest(session=session, slug=slug, number=number)
     if version is None:
         raise NotFoundError(f"No such version of {slug!r}.")
     return version
