@@ -9,7 +9,6 @@ from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
-from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog, course_problems
 from app.errors import ConflictError, NotFoundError
@@ -18,7 +17,7 @@ from app.grading.notifications import announce_new_work
 from app.models import ProblemRecord, ProblemVersion
 from app.vocabulary import PUBLISH_ROLES, CheckStatus
 from app.web.guards import CsrfChecked, Publisher, Staff
-from app.web.problems import signature_of, walkthrough_views
+from app.web.problems import learner_preview
 from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
@@ -53,7 +52,6 @@ def preview(
     chosen = _version(session, slug, version)
     problem = catalog.problem_of(chosen)
     live = catalog.live_version(session=session, slug=slug)
-    unlocked = walkthrough_views(problem)
     return page(
         request,
         "preview.html",
@@ -62,14 +60,7 @@ def preview(
         versions=catalog.versions(session=session, slug=slug),
         live=live,
         no_worker=author_checks.waits_without_worker(session, chosen),
-        problem=problem,
-        statement=render_markdown(problem.statement),
-        signature=signature_of(problem),
-        samples=catalog.stored_samples(chosen),
-        samples_error=chosen.samples_error,
-        hints=[render_markdown(hint) for hint in problem.hints],
-        walkthrough=unlocked["walkthrough"],
-        reference=unlocked["reference"],
+        **learner_preview(problem, chosen),
         check=json.loads(chosen.check_json) if chosen.check_json else None,
         can_publish=user.role in PUBLISH_ROLES,
     )

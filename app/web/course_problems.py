@@ -23,7 +23,7 @@ from app.grading.notifications import announce_new_work
 from app.models import Course, ProblemVersion
 from app.vocabulary import CheckStatus, MemberRole, Role
 from app.web.guards import CsrfChecked, SignedInUser
-from app.web.problems import signature_of, walkthrough_views
+from app.web.problems import learner_preview
 from app.web.render import page
 from grader.errors import ProblemError
 from grader.problems import snapshot
@@ -287,20 +287,12 @@ def course_problem_preview(
         problem = catalog.problem_of(version)
     except (ProblemError, ValueError) as error:  # files saved before a stricter schema
         raise InvalidInputError(f"This version cannot be shown: {error}") from None
-    unlocked = walkthrough_views(problem)
     return page(
         request,
         "course_problem_preview.html",
         access.user,
         course=access.course,
         version=version,
-        problem=problem,
-        statement=render_markdown(problem.statement),
-        signature=signature_of(problem),
-        samples=catalog.stored_samples(version),
-        samples_error=version.samples_error,
-        hints=[render_markdown(hint) for hint in problem.hints],
-        walkthrough=unlocked["walkthrough"],
-        reference=unlocked["reference"],
         base=_base(access.course.id),
+        **learner_preview(problem, version),
     )

@@ -138,6 +138,20 @@ def walkthrough_views(problem: Problem) -> dict[str, str]:
     }
 
 
+def learner_preview(problem: Problem, version: ProblemVersion) -> dict[str, Any]:
+    """What an author's preview shows of a version as learners will see it: the statement,
+    signature, stored samples and hints, and the walkthrough and reference they unlock."""
+    return {
+        "problem": problem,
+        "statement": render_markdown(problem.statement),
+        "signature": signature_of(problem),
+        "samples": catalog.stored_samples(version),
+        "samples_error": version.samples_error,
+        "hints": [render_markdown(hint) for hint in problem.hints],
+        **walkthrough_views(problem),
+    }
+
+
 def _track_of(session: SessionDep, user: User, problem: Problem) -> progress.TrackProgress | None:
     """The learner's progress through the problem's track."""
     found = progress.live_tracks(session=session, user=user)
