@@ -14,6 +14,7 @@ from app.vocabulary import (
     OutboxStatus,
     RegradeStatus,
     Role,
+    RubricMode,
     SimilarityStatus,
     SubmissionStatus,
 )
@@ -238,6 +239,11 @@ class Assignment(Base):
     penalty_floor_percent: Mapped[float] = mapped_column(default=0.0)  # the least kept
     max_points: Mapped[float] = mapped_column(default=10.0)
     removed_at: Mapped[datetime | None] = mapped_column(default=None)  # unassigned, kept
+    # The notebook this assignment is part of: the course's assignments with the same
+    # name are one notebook, submitted as one upload (one submission per problem).
+    notebook: Mapped[str | None] = mapped_column(String(100), default=None)
+    # How its rubric items meet the automatic score (RubricMode).
+    rubric_mode: Mapped[str] = mapped_column(String(16), default=RubricMode.ADDED)
 
 
 class Extension(Base):
@@ -316,6 +322,83 @@ class SubmissionComment(Base):
     author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     author_name: Mapped[str] = mapped_column(String(64))
     body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The lines of the submitted code it is about (1-based, inclusive); None: the whole.
+    line_start: Mapped[int | None] = mapped_column(default=None)
+    line_end: Mapped[int | None] = mapped_column(default=None)
+
+
+class RubricItem(Base):
+    """One item of an assignment's rubric: points (negative: a deduction) and what it
+    means. An applied item counts with its current points, so a change reaches every
+    submission it was applied to; a removed item is kept (its audit rows name it) and
+    counts no more."""
+
+    __tablename__ = "rubric_items"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(
+        ForeignKey("assignments.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(default=0)
+    points: Mapped[float]
+    description: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    removed_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class RubricApplication(Base):
+    """A rubric item applied to one submission. One row per (submission, item): two
+    graders applying different items never touch each other's rows, and applying the
+    same item twice is one row."""
+
+    __tablename__ = "rubric_applications"
+    __table_args__ = (UniqueConstraint("submission_id", "item_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    item_id: Mapped[int] = mapped_column(ForeignKey("rubric_items.id", ondelete="CASCADE"))
+    applied_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    applied_by_name: Mapped[str] = mapped_column(String(64))
+    applied_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ManualGrading(Base):
+    """A submission staff have graded by hand (who, when): the grading view's "graded"
+    mark, and what makes a REPLACING rubric replace the automatic score."""
+
+    __tablename__ = "manual_gradings"
+
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True
+    )
+    graded_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    graded_by_name: Mapped[str] = mapped_column(String(64))
+    graded_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RubricEvent(Base):
+    """The rubric's audit trail, appended to and never changed: items made, changed,
+    removed; items applied to and taken off a submission; a submission marked graded."""
+
+    __tablename__ = "rubric_events"
+    __table_args__ = (Index("ix_rubric_events_assignment", "assignment_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"))
+    item_id: Mapped[int | None] = mapped_column(
+        ForeignKey("rubric_items.id", ondelete="SET NULL"), default=None
+    )
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="SET NULL"), default=None
+    )
+    action: Mapped[str] = mapped_column(String(16))  # RubricAction
+    detail: Mapped[str] = mapped_column(Text, default="")  # e.g. "-1 -> -2: style"
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_by_name: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

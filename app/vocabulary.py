@@ -187,3 +187,21 @@ TRACK_TITLES = {
 
 def track_title(track: str) -> str:
     return TRACK_TITLES.get(track, track.replace("-", " ").capitalize())
+
+
+class RubricMode(StrEnum):
+    """How an assignment's rubric items meet its automatic score (app/reports/gradebook.py)."""
+
+    ADDED = "added"  # the items' points are added to the automatic points (capped 0..max)
+    REPLACING = "replacing"  # once graded by hand, the items' points alone are the score
+
+
+class RubricAction(StrEnum):
+    """One line of a rubric's audit trail (app/data/rubrics.py)."""
+
+    ITEM_CREATED = "item created"
+    ITEM_CHANGED = "item changed"
+    ITEM_REMOVED = "item removed"
+    APPLIED = "applied"
+    UNAPPLIED = "unapplied"
+    MARKED_GRADED = "marked graded"

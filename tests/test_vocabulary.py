@@ -27,6 +27,8 @@ from app.vocabulary import (
     RegradeScope,
     RegradeStatus,
     Role,
+    RubricAction,
+    RubricMode,
     SimilarityScope,
     SimilarityStatus,
     SubmissionStatus,
@@ -45,6 +47,8 @@ COVERED: tuple[type[StrEnum], ...] = (
     SimilarityScope,
     Role,
     MemberRole,
+    RubricMode,
+    RubricAction,
 )
 WORDS = {member.value for enum in COVERED for member in enum}
 
