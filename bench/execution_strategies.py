@@ -26,7 +26,7 @@ def main() -> None:
     problem = load_problem(PROJECT_ROOT / "problems" / slug)
     namespace: dict[str, Any] = {}
     exec(compile(problem.reference_source, "reference.py", "exec"), namespace)
-    function: Callable[..., Any] = namespace[problem.config.entry_point]
+    function: Callable[..., Any] = namespace[problem.parts[0].entry_point]
     for _ in steps():
         pass
     total = time.perf_counter()

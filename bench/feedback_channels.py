@@ -172,7 +172,7 @@ def _shapes_of(problem: Problem) -> dict[str, str] | None:
     """A hidden case's expected shapes as the statement fixes them (None for trees)."""
     if problem.tree_outputs:
         return None
-    return {output.name: "(n,)" for output in problem.config.outputs}
+    return {output.name: "(n,)" for output in problem.parts[0].outputs}
 
 
 if __name__ == "__main__":

@@ -52,8 +52,8 @@ def _measure(slug: str, variants: list[int]) -> list[float]:
     problem = load_problem(PROJECT_ROOT / "problems" / slug)
     bank = problem.case_bank
     job = JobMessage(
-        entry_point=problem.config.entry_point,
-        n_outputs=len(problem.config.outputs),
+        entry_point=problem.parts[0].entry_point,
+        n_outputs=len(problem.parts[0].outputs),
         max_elements=1 << 28,
         max_input_elements=1 << 28,
         cpu_seconds=3600,
@@ -71,7 +71,7 @@ def _measure(slug: str, variants: list[int]) -> list[float]:
         ]
         namespace: dict[str, Any] = {"__name__": "submission"}
         exec(compile(problem.reference_source, "submission.py", "exec"), namespace)
-        loaded = run._Loaded(0, "submission.py", namespace[problem.config.entry_point])
+        loaded = run._Loaded(0, "submission.py", namespace[problem.parts[0].entry_point])
         for args in cases:
             value, _program = loaded.call(args, job, None, compile_it=True)  # type: ignore[arg-type]
             jax.tree_util.tree_map(lambda leaf: jax.device_get(leaf), value)

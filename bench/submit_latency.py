@@ -61,7 +61,7 @@ from grader.problems.problem import load_problem
 problem = load_problem(Path(sys.argv[1]))
 namespace = {}
 exec(compile(open(sys.argv[2]).read(), "submission.py", "exec"), namespace)
-function = namespace[problem.config.entry_point]
+function = namespace[problem.parts[0].entry_point]
 for case in [*problem.case_bank.samples, *problem.case_bank.for_variant(int(sys.argv[3]))]:
     args = [v if isinstance(v, float) else jax.tree.map(jnp.asarray, v) for v in case.args.values()]
     jax.block_until_ready(function(*args))

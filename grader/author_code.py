@@ -142,7 +142,7 @@ def restore(problem: Problem, data: bytes) -> None:
 def _key(problem: Problem, path: Path) -> str:
     digest = hashlib.sha256(path.read_bytes() + b"\0")
     config = problem.config
-    settings_of = [config.arguments, config.variants, config.memory_budget is not None]
+    settings_of = [problem.part_arguments, config.variants, config.memory_budget is not None]
     digest.update(json.dumps(settings_of).encode() + b"\0")
     for name, value in sorted(runtime_versions().items()):
         digest.update(f"{name}={value}\0".encode())
@@ -151,15 +151,37 @@ def _key(problem: Problem, path: Path) -> str:
 
 def _run(problem: Problem, path: Path) -> list[Frame]:
     """Start the sandbox, hand it the source, collect its frames within the limits."""
+    request = {"variants": problem.config.variants, "cpu_seconds": 0}
+    request["probes"] = problem.config.memory_budget is not None
+    # A frame per variant, the probes, the regimes, an error and the end: no more. Each
+    # frame's metadata (up to protocol.MAX_META_BYTES, parsed into Python objects several
+    # times its size) is not counted in MAX_ANSWER_BYTES, so their number is what bounds it.
+    return sandbox_frames(
+        path,
+        program="author_cases",
+        request=Frame(Kind.AUTHOR_CASES, request, path.read_bytes()),
+        memory_mb=problem.config.limits.memory_mb,
+        max_frames=problem.config.variants + 4,
+        advice="generate smaller cases or fewer variants",
+    )
+
+
+def sandbox_frames(
+    path: Path, *, program: str, request: Frame, memory_mb: int, max_frames: int, advice: str
+) -> list[Frame]:
+    """Run the sandboxed ``program`` (grader/child/<program>.py) on ``request`` (its
+    ``cpu_seconds`` filled in here) and collect the frames it sends within the limits
+    (``settings.author_cases_seconds``, ``memory_mb``, ``max_frames`` and
+    ``MAX_ANSWER_BYTES``); a ProblemError naming ``path`` when it does not finish with DONE.
+    ``advice``: what the author may do about a time-out."""
     if not settings.sandbox:
         raise ProblemError(
             path, None, "runs only in a sandbox, and the sandbox is off (JAXJUDGE_SANDBOX=false)"
         )
-    memory_mb = problem.config.limits.memory_mb
     seconds = settings.author_cases_seconds
     read_end, write_end = os.pipe()
     try:
-        spec = SandboxLauncher(program="author_cases").launch(
+        spec = SandboxLauncher(program=program).launch(
             device="cpu", memory_mb=memory_mb, result_fd=write_end
         )
     except (SandboxUnavailableError, OSError) as error:
@@ -185,23 +207,18 @@ def _run(problem: Problem, path: Path) -> list[Frame]:
     finally:
         for fd in (write_end, *spec.pass_fds):
             os.close(fd)
-    # A frame per variant, the probes, the regimes, an error and the end: no more. Each
-    # frame's metadata (up to protocol.MAX_META_BYTES, parsed into Python objects several
-    # times its size) is not counted in MAX_ANSWER_BYTES, so their number is what bounds it.
     reader = _Reader(
         os.fdopen(read_end, "rb"),
-        max_frames=problem.config.variants + 4,
+        max_frames=max_frames,
         stop=lambda: _signal_all(process, spec.kill_all),
     )
     thread = threading.Thread(target=reader.read_all, daemon=True)
     thread.start()
     try:
-        request = {"variants": problem.config.variants, "cpu_seconds": int(seconds) + 1}
-        request["probes"] = problem.config.memory_budget is not None
-        source = path.read_bytes()
+        meta = {**request.meta, "cpu_seconds": int(seconds) + 1}
         assert process.stdin is not None
         with contextlib.suppress(BrokenPipeError, OSError):
-            process.stdin.write(protocol.encode_frame(Kind.AUTHOR_CASES, request, source))
+            process.stdin.write(protocol.encode_frame(request.kind, meta, request.data))
             process.stdin.close()
         timed_out = False
         try:
@@ -216,7 +233,7 @@ def _run(problem: Problem, path: Path) -> list[Frame]:
         reader.stream.close()
         for step in spec.cleanup:
             step()
-    return _outcome(path, reader, timed_out, memory_killed, memory_mb, process.returncode)
+    return _outcome(path, reader, timed_out, memory_killed, memory_mb, process.returncode, advice)
 
 
 def _kill(process: subprocess.Popen[bytes], kill_all: Any) -> None:
@@ -232,7 +249,13 @@ def _signal_all(process: subprocess.Popen[bytes], kill_all: Any) -> None:
 
 
 def _outcome(
-    path: Path, reader: _Reader, timed_out: bool, memory_killed: bool, memory_mb: int, status: int
+    path: Path,
+    reader: _Reader,
+    timed_out: bool,
+    memory_killed: bool,
+    memory_mb: int,
+    status: int,
+    advice: str,
 ) -> list[Frame]:
     """The frames of a run that finished, or the ProblemError saying why it did not."""
     frames = reader.frames
@@ -249,7 +272,7 @@ def _outcome(
             path,
             None,
             f"did not finish within {settings.author_cases_seconds:g} s"
-            " (JAXJUDGE_AUTHOR_CASES_SECONDS); generate smaller cases or fewer variants",
+            f" (JAXJUDGE_AUTHOR_CASES_SECONDS); {advice}",
         )
     if reader.error:
         raise ProblemError(path, None, f"its sandbox sent malformed data ({reader.error})")
@@ -277,7 +300,7 @@ class _Reader:
             ) is not None:
                 total += len(frame.data) + protocol.HEADER_SIZE
                 if total > MAX_ANSWER_BYTES:
-                    self._refuse(f"more than {MAX_ANSWER_BYTES >> 20} MiB of cases")
+                    self._refuse(f"more than {MAX_ANSWER_BYTES >> 20} MiB of data")
                     return
                 if len(self.frames) >= self.max_frames:
                     self._refuse(f"more than {self.max_frames} frames")
@@ -311,7 +334,7 @@ def _answer(problem: Problem, path: Path, frames: list[Frame]) -> tuple[CaseBank
     if with_probes and probes is None:
         raise ProblemError(path, "memory_probes()", "its sandbox sent no memory probes")
     bank = assemble(
-        path, generated, problem.config.arguments, lambda: probes if with_probes else None
+        path, generated, problem.part_arguments, lambda: probes if with_probes else None
     )
     return bank, regimes
 
@@ -361,7 +384,9 @@ def _cases(path: Path, items: list[dict[str, Any]], data: bytes) -> list[object]
                 [{"args": [encoded]}], data, max_elements=MAX_INPUT_ELEMENTS
             )[0][0]
         note = _text(item["note"])
-        cases.append(Case(name, args, sample=item["sample"] is True, note=note))
+        part = item.get("part")
+        part = _text(part) if part is not None else None
+        cases.append(Case(name, args, sample=item["sample"] is True, note=note, part=part))
     return cases
 
 

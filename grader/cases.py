@@ -70,6 +70,7 @@ class Case:
     sample: bool = False
     note: str = field(default="", compare=False)
     probe: bool = False
+    part: str | None = None  # the part it exercises (problem.toml [[parts]]); None without parts
 
     @property
     def hidden(self) -> bool:
@@ -108,7 +109,12 @@ def _check_argument(path: Path, case: Case, name: str, value: object, depth: int
         )
 
 
-def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) -> list[Case]:
+# What a case's arguments are checked against: the problem's one list of argument names,
+# or (a problem with [[parts]]) each part's, by part name.
+Arguments = list[str] | dict[str, list[str]]
+
+
+def validate_cases(path: Path, cases: Iterable[object], arguments: Arguments) -> list[Case]:
     validated: list[Case] = []
     seen: set[str] = set()
     for case in cases:
@@ -125,6 +131,15 @@ def validate_cases(path: Path, cases: Iterable[object], arguments: list[str]) ->
         raise ProblemError(path, "cases()", "at least one case must be a sample (sample=True)")
     if not any(not case.sample for case in validated):
         raise ProblemError(path, "cases()", "at least one case must be hidden (sample=False)")
+    if isinstance(arguments, dict):
+        for part in arguments:
+            mine = [case for case in validated if case.part == part]
+            if not any(case.sample for case in mine) or all(case.sample for case in mine):
+                raise ProblemError(
+                    path,
+                    "cases()",
+                    f"part {part!r} needs at least one sample case and one hidden case",
+                )
     return validated
 
 
@@ -199,7 +214,7 @@ def _bank(path: Path, generated: list[list[Case]]) -> CaseBank:
     for seed, cases in enumerate(generated):
         these = tuple(case for case in cases if case.sample)
         for mine, theirs in zip(these, samples, strict=False):
-            if mine.name != theirs.name or not all(
+            if (mine.name, mine.part) != (theirs.name, theirs.part) or not all(
                 same_value(mine.args[name], theirs.args[name]) for name in mine.args
             ):
                 raise ProblemError(
@@ -211,12 +226,14 @@ def _bank(path: Path, generated: list[list[Case]]) -> CaseBank:
         if len(these) != len(samples):
             raise ProblemError(path, "cases()", f"seed {seed} gives a different set of samples")
         variant = tuple(case for case in cases if not case.sample)
-        if [case.name for case in variant] != hidden_names:
+        if [case.name for case in variant] != hidden_names or [c.part for c in variant] != [
+            c.part for c in _hidden(first)
+        ]:
             raise ProblemError(
                 path,
                 "cases()",
                 f"seed {seed} gives hidden cases {[c.name for c in variant]}, seed 0 gives"
-                f" {hidden_names}; every seed must give the same names in the same order",
+                f" {hidden_names}; every seed must give the same names (and parts) in the same order",
             )
         for case, model in zip(variant, _hidden(first), strict=True):
             for name in case.args:
@@ -277,7 +294,7 @@ def _call_author_code(path: Path, name: str, call: Any) -> Any:
 
 
 def load_cases(
-    path: Path, arguments: list[str], variants: int, *, with_probes: bool = False
+    path: Path, arguments: Arguments, variants: int, *, with_probes: bool = False
 ) -> CaseBank:
     """Import ``cases.py`` (trusted author code) and validate every variant it generates,
     and its memory probes when ``with_probes``."""
@@ -301,7 +318,7 @@ def load_cases(
 def assemble(
     path: Path,
     generated: list[list[object]],
-    arguments: list[str],
+    arguments: Arguments,
     probes: Callable[[], list[object] | None],
 ) -> CaseBank:
     """The bank of what ``cases(seed)`` gave for every seed, validated, and of what
@@ -338,7 +355,7 @@ def _probes_of(path: Path) -> Callable[[Any], list[object]]:
     return generate
 
 
-def _validate_probes(path: Path, probes: list[object], arguments: list[str]) -> tuple[Case, ...]:
+def _validate_probes(path: Path, probes: list[object], arguments: Arguments) -> tuple[Case, ...]:
     if len(probes) < MIN_MEMORY_PROBES:
         raise ProblemError(path, "memory_probes()", f"give at least {MIN_MEMORY_PROBES} probes")
     validated = []
@@ -352,12 +369,13 @@ def _validate_probes(path: Path, probes: list[object], arguments: list[str]) -> 
     return tuple(validated)
 
 
-def _validate_case(path: Path, case: Case, arguments: list[str]) -> None:
-    """One case's name and arguments."""
+def _validate_case(path: Path, case: Case, arguments: Arguments) -> None:
+    """One case's name, part and arguments."""
     if not CASE_NAME.match(case.name):
         raise ProblemError(
             path, f"case {case.name!r}", "names are lowercase words joined by - or _"
         )
+    arguments = _arguments_of(path, case, arguments)
     if list(case.args) != arguments:
         raise ProblemError(
             path,
@@ -366,6 +384,32 @@ def _validate_case(path: Path, case: Case, arguments: list[str]) -> None:
         )
     for name, value in case.args.items():
         _check_argument(path, case, name, value)
+
+
+def _arguments_of(path: Path, case: Case, arguments: Arguments) -> list[str]:
+    """The argument names of the part ``case`` names (a problem with [[parts]]), or the
+    problem's (a problem without, whose cases name no part)."""
+    where = f"case {case.name!r}"
+    if not isinstance(arguments, dict):
+        if case.part is not None:
+            raise ProblemError(
+                path, where, "names a part, and problem.toml has no [[parts]]: leave part out"
+            )
+        return arguments
+    if case.part is not None and type(case.part) is not str:
+        raise ProblemError(path, where, "part must be a part's name (text)")
+    if case.part is None:
+        raise ProblemError(
+            path, where, f"names no part: give Case(..., part=...), one of {sorted(arguments)}"
+        )
+    if case.part not in arguments:
+        raise ProblemError(
+            path,
+            where,
+            f"names part {case.part!r}, which problem.toml does not state; parts:"
+            f" {sorted(arguments)}",
+        )
+    return arguments[case.part]
 
 
 def load_regimes(path: Path) -> dict[str, Regime]:

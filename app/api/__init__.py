@@ -2,7 +2,15 @@
 
 from fastapi import APIRouter
 
-from app.api.routes import course_grading, course_people, courses, problems, submissions, tokens
+from app.api.routes import (
+    course_grading,
+    course_people,
+    course_rubrics,
+    courses,
+    problems,
+    submissions,
+    tokens,
+)
 
 router = APIRouter()
 for part in (
@@ -13,5 +21,6 @@ for part in (
     courses.router,
     course_people.router,
     course_grading.router,
+    course_rubrics.router,
 ):
     router.include_router(part)

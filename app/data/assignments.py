@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.data import course_problems
 from app.errors import ConflictError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, utcnow
-from app.vocabulary import LatePolicy
+from app.vocabulary import LatePolicy, RubricMode
 
 MAX_POINTS = 10_000.0
 # Course dates live in this span: a typo like 9999 or 0202 is refused in words
@@ -57,6 +57,7 @@ class AssignmentSettings:
     penalty_unit: str = "day"
     penalty_floor_percent: float = 0.0
     max_points: float = 10.0
+    rubric_mode: RubricMode = RubricMode.ADDED  # how its rubric meets the automatic score
 
     def normalized(self) -> AssignmentSettings:
         def utc(moment: datetime | None, what: str) -> datetime | None:
@@ -79,6 +80,8 @@ class AssignmentSettings:
             raise InvalidInputError("The due date is before the assignment opens.")
         if self.late_cutoff_at and self.due_at and self.late_cutoff_at < self.due_at:
             raise InvalidInputError("The late cut-off is before the due date.")
+        if self.rubric_mode not in tuple(RubricMode):
+            raise InvalidInputError("The rubric mode is added or replacing.")
         if self.penalty_unit not in ("day", "hour"):
             raise InvalidInputError("The penalty is per day or per hour.")
         for name, value in (
@@ -139,6 +142,7 @@ def assign(
     assignment.penalty_unit = wanted.penalty_unit
     assignment.penalty_floor_percent = wanted.penalty_floor_percent
     assignment.max_points = wanted.max_points
+    assignment.rubric_mode = wanted.rubric_mode
     session.flush()
     return assignment
 

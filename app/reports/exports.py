@@ -96,7 +96,9 @@ def matrix_csv(
     """The grade book for a spreadsheet or an LMS's import, in points.
 
     ``generic``: user name, display name, email, student id; per assignment the raw
-    and final points, a late flag and the override's reason; the total. ``canvas``:
+    points (automatic and rubric combined, before the late policy) and the final ones,
+    a late flag, the override's reason, then the automatic and rubric points of the
+    submit that gave the final points (rubric empty: not graded by hand); the total. ``canvas``:
     Canvas's gradebook layout (Student, ID, SIS User ID, SIS Login ID, Section, then
     one column per assignment and a "Points Possible" row; Canvas matches rows on the
     SIS ids and ignores its read-only Final Points). ``moodle``: the columns Moodle's
@@ -122,7 +124,7 @@ def matrix_csv(
         header = ["user", "display_name", "email", "student_id"]
         for a in matrix.problems:
             header += [f"{a.problem} raw", f"{a.problem} final", f"{a.problem} late",
-                       f"{a.problem} override"]  # fmt: skip
+                       f"{a.problem} override", f"{a.problem} automatic", f"{a.problem} rubric"]  # fmt: skip
         writer.writerow([*header, f"total (of {_points(matrix.total_possible())})"])
     for learner in matrix.learners:
         person = who[learner.id]
@@ -138,8 +140,10 @@ def matrix_csv(
             for a, final in zip(matrix.problems, finals, strict=True):
                 cell = matrix.cell(learner, a.problem)
                 reason = cell.override.reason if cell.override else ""
+                rubric = "" if cell.manual_points is None else _points(cell.manual_points)
                 row += [_points(cell.best_score * a.max_points), final,
-                        "yes" if cell.late else "no", reason]  # fmt: skip
+                        "yes" if cell.late else "no", reason,
+                        _points(cell.automatic_score * a.max_points), rubric]  # fmt: skip
             row.append(_points(matrix.total(learner)))
         writer.writerow([spreadsheet_safe(value) for value in row])
     return out.getvalue()

@@ -5,21 +5,38 @@ with any extension, the late policy), and an override in force on top.
 For each (learner, problem): the *raw* score is the best score of the submits that
 count; the *final* score is the best of each counted submit's score times what its
 lateness keeps (so an on-time partial answer can beat a penalised full one), unless
-staff overrode it. Both are 0 to 1 of the assignment's points."""
+staff overrode it. Both are 0 to 1 of the assignment's points.
+
+A submit's score is its *combined* one (``combined_score``): the automatic score with
+the rubric items staff applied to it, as the assignment's rubric mode says; a submit
+nobody graded by hand scores its automatic score alone, as before rubrics."""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
+from sqlalchemy import Select, and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from app.data import assignments, courses, extensions, lti_scores, overrides
 from app.data.course_submissions import SCORE, VERDICT, within
-from app.models import Assignment, Course, Extension, ScoreOverride, Submission, User
+from app.models import (
+    Assignment,
+    Course,
+    Extension,
+    ManualGrading,
+    RubricApplication,
+    RubricEvent,
+    RubricItem,
+    ScoreOverride,
+    Submission,
+    User,
+)
 from app.reports.windows import CourseWindows
-from app.vocabulary import GradeStatus, SubmissionStatus
+from app.vocabulary import GradeStatus, RubricAction, RubricMode, SubmissionStatus
 from grader.child.verdicts import Verdict
 
 
@@ -28,7 +45,7 @@ class Cell:
     """One learner on one assigned problem."""
 
     best_verdict: str | None = None
-    best_score: float = 0.0  # raw: the best counted score, before any penalty
+    best_score: float = 0.0  # raw: the best counted (combined) score, before any penalty
     final_score: float = 0.0  # after the late policy and any override
     computed_score: float = 0.0  # final before an override
     attempts: int = 0  # submits that count
@@ -39,6 +56,12 @@ class Cell:
     due_at: datetime | None = None  # the learner's, extension included
     extended: bool = False
     override: ScoreOverride | None = None
+    # The submit that gave ``computed_score``: its automatic score, its rubric items'
+    # points (None: nobody graded it by hand) and who graded it.
+    scored_submission_id: int | None = None
+    automatic_score: float = 0.0
+    manual_points: float | None = None
+    graded_by: str | None = None
 
     @property
     def status(self) -> GradeStatus:
@@ -131,17 +154,25 @@ def grade_matrix(
             window = windows.of(learner.id, assignment.problem)
             cell = matrix.cells.setdefault((learner.id, assignment.problem), Cell())
             cell.due_at, cell.extended = window.due_at, window.extended
-    query = (
-        within(
-            course, Submission.user_id, Submission.problem, Submission.created_at, VERDICT, SCORE
-        )
-        .where(Submission.status == SubmissionStatus.DONE)
-        .order_by(Submission.id)
-    )
-    if learner_ids is not None:
-        query = query.where(Submission.user_id.in_(learner_ids))
-    if problem is not None:
-        query = query.where(Submission.problem == problem)
+
+    def counted(*columns: Any) -> Select[Any]:
+        query = within(course, *columns).where(Submission.status == SubmissionStatus.DONE)
+        if learner_ids is not None:
+            query = query.where(Submission.user_id.in_(learner_ids))
+        if problem is not None:
+            query = query.where(Submission.problem == problem)
+        return query
+
+    by_hand = _graded_by_hand(session, course, counted(Submission.id))
+    rubric = {a.problem: a for a in problems}
+    query = counted(
+        Submission.id,
+        Submission.user_id,
+        Submission.problem,
+        Submission.created_at,
+        VERDICT,
+        SCORE,
+    ).order_by(Submission.id)
     for submission in session.execute(query):  # only the columns the matrix needs
         key = (submission.user_id, submission.problem)
         if key not in matrix.cells:
@@ -153,7 +184,12 @@ def grade_matrix(
             continue
         cell.attempts += 1
         cell.last_submitted_at = submission.created_at
-        score = submission.score or 0.0
+        automatic = submission.score or 0.0
+        graded = by_hand.get(submission.id)
+        manual = None if graded is None else graded[1]
+        score = combined_score(
+            automatic=automatic, manual_points=manual, assignment=rubric[submission.problem]
+        )
         accepted = submission.verdict == Verdict.ACCEPTED
         if (
             cell.best_verdict is None
@@ -161,7 +197,11 @@ def grade_matrix(
             or (accepted and cell.best_verdict != Verdict.ACCEPTED)
         ):
             cell.best_verdict, cell.best_score = submission.verdict, score
-        cell.computed_score = max(cell.computed_score, score * standing.factor)
+        if cell.scored_submission_id is None or score * standing.factor > cell.computed_score:
+            cell.computed_score = score * standing.factor
+            cell.scored_submission_id, cell.automatic_score = submission.id, automatic
+            cell.manual_points = manual
+            cell.graded_by = None if graded is None else graded[0]
         if cell.first_accepted_at is None:
             cell.late = standing.late  # solved late, or never solved and last tried late
             if accepted:
@@ -173,6 +213,55 @@ def grade_matrix(
         if (found := in_force.get(key)) is not None and found.score is not None:
             cell.override, cell.final_score = found, found.score
     return matrix
+
+
+def combined_score(
+    *, automatic: float, manual_points: float | None, assignment: Assignment
+) -> float:
+    """A submit's score, 0 to 1: ``automatic`` (0 to 1) with the points of the rubric
+    items applied to it (``manual_points`` None: not graded by hand, the automatic score
+    stands). ADDED: the items' points added to the automatic points; REPLACING: the
+    items' points alone. Either way within 0 and the assignment's points."""
+    if manual_points is None:
+        return automatic
+    most = assignment.max_points
+    if assignment.rubric_mode == RubricMode.REPLACING:
+        points = manual_points
+    else:
+        points = automatic * most + manual_points
+    return min(max(points, 0.0), most) / most
+
+
+def _graded_by_hand(
+    session: Session, course: Course, submission_ids: Select[Any]
+) -> dict[int, tuple[str, float]]:
+    """The submits (among ``submission_ids``) staff of this course graded by hand: who,
+    and the points of their applied items that are still on this course's rubrics. One
+    query, however many submits."""
+    points = (
+        select(func.coalesce(func.sum(RubricItem.points), 0.0))
+        .join(RubricApplication, RubricApplication.item_id == RubricItem.id)
+        .join(Assignment, Assignment.id == RubricItem.assignment_id)
+        .where(
+            RubricApplication.submission_id == ManualGrading.submission_id,
+            RubricItem.removed_at.is_(None),
+            Assignment.course_id == course.id,
+        )
+        .scalar_subquery()
+    )
+    marked_here = exists().where(
+        and_(
+            RubricEvent.submission_id == ManualGrading.submission_id,
+            RubricEvent.course_id == course.id,
+            RubricEvent.action == RubricAction.MARKED_GRADED,
+        )
+    )
+    rows = session.execute(
+        select(ManualGrading.submission_id, ManualGrading.graded_by_name, points).where(
+            ManualGrading.submission_id.in_(submission_ids.scalar_subquery()), marked_here
+        )
+    )
+    return {sid: (name, float(total)) for sid, name, total in rows}
 
 
 def final_score(*, session: Session, course: Course, user_id: int, problem: str) -> float | None:

@@ -13,6 +13,7 @@ from app.vocabulary import (
     LatePolicy,
     MemberRole,
     RegradeStatus,
+    RubricMode,
     SimilarityScope,
     SimilarityStatus,
     SubmissionStatus,
@@ -47,6 +48,7 @@ class AssignmentPublic(BaseModel):
     penalty_unit: str = Field(description="day or hour.")
     penalty_floor_percent: float = Field(description="The least a late submit keeps.")
     max_points: float
+    rubric_mode: str = Field(description="How rubric items meet the automatic score.")
 
 
 class StandingPublic(BaseModel):
@@ -93,6 +95,11 @@ class AssignmentCreate(BaseModel):
     penalty_unit: Literal["day", "hour"] = "day"
     penalty_floor_percent: float = Field(0.0, ge=0, le=100)
     max_points: float = Field(10.0, gt=0, le=10_000)
+    rubric_mode: RubricMode = Field(
+        RubricMode.ADDED,
+        description="added: rubric items' points are added to the automatic points;"
+        " replacing: once graded by hand, the items' points alone are the score.",
+    )
     confirm_past_due: bool = Field(
         False, description="A due date in the past is refused (409) unless this is true."
     )
@@ -224,7 +231,10 @@ class CellPublic(BaseModel):
     problem: str
     status: GradeStatus = Field(description="late: solved, only after the due date.")
     best_verdict: str | None
-    best_score: float = Field(description="Raw: the best counted score (0-1), before penalties.")
+    best_score: float = Field(
+        description="Raw: the best counted score (0-1, automatic and rubric combined), before"
+        " penalties."
+    )
     final_score: float = Field(description="0-1 after the late policy and any override.")
     points: float = Field(description="final_score times the assignment's points.")
     attempts: int = Field(description="Submits that count (inside the window).")
@@ -235,6 +245,14 @@ class CellPublic(BaseModel):
     due_at: datetime | None = Field(description="The learner's due date, extension included.")
     extended: bool
     override_reason: str | None
+    scored_submission_id: int | None = Field(
+        description="The submit that gave the score (before any override)."
+    )
+    automatic_score: float = Field(description="That submit's automatic score (0-1).")
+    manual_points: float | None = Field(
+        description="The points of the rubric items applied to it; null: not graded by hand."
+    )
+    graded_by: str | None = Field(description="Who graded that submit by hand.")
 
 
 class LearnerGrades(BaseModel):

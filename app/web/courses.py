@@ -18,7 +18,7 @@ from app.data.assignments import AssignmentSettings, PastDueError
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, export_ids, exports, gradebook
-from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy, MemberRole
+from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy, MemberRole, RubricMode
 from app.web.guards import CourseInstructor, CourseMember, CourseStaff, CsrfChecked, SignedInUser
 from app.web.render import page
 from grader.child.verdicts import Mode
@@ -203,6 +203,7 @@ def _form_of(assignment: Assignment) -> dict[str, str]:
         "penalty_unit": assignment.penalty_unit,
         "penalty_floor": f"{assignment.penalty_floor_percent:g}",
         "points": f"{assignment.max_points:g}",
+        "rubric_mode": assignment.rubric_mode,
     }  # fmt: skip
 
 
@@ -239,6 +240,7 @@ def assign_problem(
     penalty_unit: Annotated[str, Form()] = "day",
     penalty_floor: Annotated[str, Form()] = "",
     points: Annotated[str, Form()] = "",
+    rubric_mode: Annotated[str, Form()] = RubricMode.ADDED,
     confirm_past_due: Annotated[str, Form()] = "",
 ) -> Response:
     course = access.course
@@ -248,11 +250,14 @@ def assign_problem(
         "problem": problem, "due": due, "opens": opens, "late_policy": late_policy,
         "cutoff": cutoff, "penalty_percent": penalty_percent, "penalty_unit": penalty_unit,
         "penalty_floor": penalty_floor, "points": points,
+        "rubric_mode": rubric_mode,
     }  # fmt: skip
     view = {"sort": "name", "q": "", "show": "all"}
     try:
         if late_policy not in tuple(LatePolicy):
             raise InvalidInputError("The late policy is none, cutoff or penalty.")
+        if rubric_mode not in tuple(RubricMode):
+            raise InvalidInputError("The rubric mode is added or replacing.")
         settings = AssignmentSettings(
             due_at=_moment(due, "due date"),
             opens_at=_moment(opens, "opening time"),
@@ -262,6 +267,7 @@ def assign_problem(
             penalty_unit=penalty_unit,
             penalty_floor_percent=_number(penalty_floor, "penalty floor", 0.0),
             max_points=_number(points, "points", 10.0),
+            rubric_mode=RubricMode(rubric_mode),
         )
         assignments.assign(
             session=session,

@@ -10,13 +10,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core.code_lines import highlighted_lines
 from app.core.markdown import highlight_css, render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog, comments, hints, progress, quizzes
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
+from app.grading import notebooks
 from app.models import ProblemVersion, User
-from app.reports import windows
+from app.reports import grading_view, windows
 from app.vocabulary import ProgressStatus
 from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
@@ -101,6 +103,7 @@ def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]
     """Each submit with its code and a diff against the previous submit."""
     submissions = submission_data.submission_history(session=session, user=user, problem=slug)
     notes = comments.on_submissions(session=session, submission_ids=[s.id for s in submissions])
+    graded = grading_view.learner_gradings(session=session, submissions=submissions)
     rows = []
     for index, submission in enumerate(submissions):
         previous = submissions[index + 1] if index + 1 < len(submissions) else None
@@ -119,13 +122,18 @@ def _history(session: SessionDep, user: User, slug: str) -> list[dict[str, Any]]
                 "submission": submission,
                 "diff": diff or ("(no change)" if previous else ""),
                 "comments": notes.get(submission.id, []),
+                # The code with the staff's comments beside their lines, and the rubric.
+                "lines": highlighted_lines(submission.code),
+                "notes": grading_view.by_line(notes.get(submission.id, [])),
+                "grading": graded.get(submission.id),
             }
         )
     return rows
 
 
 def signature_of(problem: Problem) -> str:
-    return f"def {problem.config.entry_point}({', '.join(problem.config.arguments)}):"
+    """The functions to write, one signature a line (one per part)."""
+    return "\n".join(part.signature for part in problem.parts)
 
 
 def walkthrough_views(problem: Problem) -> dict[str, str]:
@@ -214,6 +222,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         problem=problem,
         statement=render_markdown(problem.statement),
         signature=signature_of(problem),
+        entry_points=notebooks.entry_points(problem),
         samples=catalog.stored_samples(version),
         samples_error=version.samples_error,
         hint_count=len(problem.hints),

@@ -49,6 +49,7 @@ class Case:
     sample: bool = False
     note: str = field(default="", compare=False)
     probe: bool = False
+    part: str | None = None
 
 
 class AuthorError(Exception):
@@ -127,7 +128,7 @@ def _encode(value: Any, offset: int, chunks: list[bytes]) -> tuple[dict[str, Any
 
 
 def _encode_cases(items: list[Any]) -> tuple[list[dict[str, Any]], bytes]:
-    """Each yielded item as ``{"name", "sample", "note", "names", "args"}``, or
+    """Each yielded item as ``{"name", "sample", "note", "part", "names", "args"}``, or
     ``{"other": type}`` for anything that is not a Case."""
     meta: list[dict[str, Any]] = []
     chunks: list[bytes] = []
@@ -148,6 +149,7 @@ def _encode_cases(items: list[Any]) -> tuple[list[dict[str, Any]], bytes]:
                 "name": item.name,
                 "sample": item.sample is True,
                 "note": _text(item.note),
+                "part": item.part if type(item.part) is str else None,
                 "names": [_text(name) for name in item.args],
                 "args": encoded,
             }

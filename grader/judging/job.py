@@ -19,6 +19,17 @@ class Solution:
 
 
 @dataclass(frozen=True)
+class JobPart:
+    """One function a job calls: the cases of part ``name`` (None: the problem's one
+    function) call ``entry_point`` and get ``n_outputs`` outputs back."""
+
+    name: str | None
+    entry_point: str
+    n_outputs: int
+    tree_outputs: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class Job:
     """One child's work. ``cases`` run first; ``hidden_cases`` reach the child
     only after it has reported every one of ``cases`` (a learner's submit:
@@ -47,6 +58,22 @@ class Job:
     # CPU time the whole job may use, every process and thread of its sandbox together
     # (grader/running/timing.py); None: the wall clock is the only limit (trusted runs).
     cpu_seconds: float | None = None
+    # The functions of a problem with [[parts]]; empty: the one of entry_point above.
+    parts: tuple[JobPart, ...] = ()
+
+    @property
+    def part_specs(self) -> tuple[JobPart, ...]:
+        """Every function the job calls, the first being ``entry_point``'s."""
+        return self.parts or (JobPart(None, self.entry_point, self.n_outputs, self.tree_outputs),)
+
+    def part_index(self, case: Case) -> int:
+        """Which of ``part_specs`` answers ``case``."""
+        if case.part is None:
+            return 0
+        for index, part in enumerate(self.part_specs):
+            if case.part in (part.name, part.entry_point):
+                return index
+        raise ValueError(f"case {case.name!r} names a part the job does not call")
 
     def __post_init__(self) -> None:
         if self.hidden_cases and len(self.solutions) != 1:
@@ -73,10 +100,20 @@ def job_for(
     """The one construction of a ``Job``: what every job takes from its problem (entry
     point, outputs, which are trees, whether programs are analysed) and what its caller
     decides (a learner's submit in grader/grade.py, a trusted run in grader/expected.py)."""
+    parts = tuple(
+        JobPart(
+            part.name if problem.has_parts else None,
+            part.entry_point,
+            len(part.outputs),
+            part.tree_outputs,
+        )
+        for part in problem.parts
+    )
     return Job(
-        entry_point=problem.config.entry_point,
-        n_outputs=len(problem.config.outputs),
-        tree_outputs=problem.tree_outputs,
+        entry_point=parts[0].entry_point,
+        n_outputs=parts[0].n_outputs,
+        tree_outputs=parts[0].tree_outputs,
+        parts=parts if problem.has_parts else (),
         analysed=problem.has_requirements,
         solutions=solutions,
         cases=cases,

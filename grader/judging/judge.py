@@ -23,14 +23,14 @@ from grader.judging.job import CaseOutcome, Judged, RunOutcome
 from grader.judging.report import CaseReport, describe_value, shown_output
 from grader.judging.trees import Output, OutputTree, compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
-from grader.problems.problem import Problem
+from grader.problems.problem import Part, Problem
 
 
-def _expected_shapes(problem: Problem, desired: Outputs) -> dict[str, str] | None:
+def _expected_shapes(part: Part, desired: Outputs) -> dict[str, str] | None:
     """Each array output's expected shape by name (what the statement fixes); None
     when an output is a tree (its leaves' shapes would name the leaf that failed)."""
     shapes: dict[str, str] = {}
-    for output, want in zip(problem.config.outputs, desired, strict=True):
+    for output, want in zip(part.outputs, desired, strict=True):
         if isinstance(want, OutputTree):
             return None
         shapes[output.name] = format_shape(want.shape)
@@ -38,18 +38,19 @@ def _expected_shapes(problem: Problem, desired: Outputs) -> dict[str, str] | Non
 
 
 def compare_case(
-    problem: Problem,
+    part: Part,
     report: CaseReport,
     outputs: list[Output],
     desired: Outputs,
     device: str = "cpu",
 ) -> None:
-    """Judge one case's outputs into ``report``: accepted, or the first wrong output."""
+    """Judge one case's outputs (of ``part``) into ``report``: accepted, or the first
+    wrong output."""
     report.verdict = Verdict.ACCEPTED
     worst_ratio = -1.0
     for index, (actual, want) in enumerate(zip(outputs, desired, strict=True)):
-        name = problem.config.outputs[index].name
-        result = compare_output(actual, want, problem.tolerance(index, device), name)
+        name = part.outputs[index].name
+        result = compare_output(actual, want, part.tolerance(index, device), name)
         ratio = result.tolerance_ratio if result.tolerance_ratio is not None else float("inf")
         if ratio > worst_ratio or not result.ok:
             worst_ratio = ratio
@@ -68,18 +69,19 @@ def compare_case(
 
 def matching_mistakes(
     problem: Problem,
+    part: Part,
     key: str,
     outputs: list[Output],
     trusted: TrustedOutputs,
     device: str = "cpu",
 ) -> frozenset[str]:
-    """The known mistakes whose outputs on this case the learner's match, each output
-    within the problem's tolerance."""
+    """The known mistakes whose outputs on this case (of ``part``) the learner's match,
+    each output within the part's tolerance."""
     found = set()
     for mistake in problem.mistakes:
         theirs = trusted.mistakes.get(mistake.name, {}).get(key)
         if theirs is not None and all(
-            compare_output(mine, their, problem.tolerance(index, device)).ok
+            compare_output(mine, their, part.tolerance(index, device)).ok
             for index, (mine, their) in enumerate(zip(outputs, theirs, strict=True))
         ):
             found.add(mistake.name)
@@ -134,13 +136,18 @@ class CaseJudge:
 
     def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
         case, key = self.cases[position], self.keys[position]
+        part = self.problem.part_of(case)
         desired = self.trusted.reference[key]
         report = CaseReport(
-            name=case.name, hidden=case.hidden, probe=case.probe, verdict=Verdict.SKIPPED
+            name=case.name,
+            hidden=case.hidden,
+            probe=case.probe,
+            verdict=Verdict.SKIPPED,
+            part=case.part,
         )
         report.seconds = round(outcome.seconds, 6)
         if case.hidden:
-            report.expected_shapes = _expected_shapes(self.problem, desired)
+            report.expected_shapes = _expected_shapes(part, desired)
         else:
             report.inputs = {name: describe_value(value) for name, value in case.args.items()}
             report.expected = [shown_output(out) for out in desired]
@@ -150,14 +157,14 @@ class CaseJudge:
             report.verdict = outcome.error_verdict or Verdict.RUNTIME_ERROR
             report.message, report.exception = outcome.message, outcome.exception or None
         else:
-            compare_case(self.problem, report, outcome.outputs, desired, self.device)
+            compare_case(part, report, outcome.outputs, desired, self.device)
             if not case.hidden:
                 report.actual = [shown_output(o) for o in outcome.outputs]
             if report.verdict is Verdict.WRONG_ANSWER:
                 if not self.trusted.diagnoses_ready:
                     kept = outcome.outputs  # matched when the mistakes' outputs are ready
                 mistakes = matching_mistakes(
-                    self.problem, key, outcome.outputs, self.trusted, self.device
+                    self.problem, part, key, outcome.outputs, self.trusted, self.device
                 )
         return CaseOutcome(
             outcome.seconds,
@@ -174,7 +181,8 @@ class CaseJudge:
             judged = case.judged
             if judged is not None and judged.wrong_outputs is not None:
                 key = self.keys[position]
+                part = self.problem.part_of(self.cases[position])
                 matched = matching_mistakes(
-                    self.problem, key, judged.wrong_outputs, whole, self.device
+                    self.problem, part, key, judged.wrong_outputs, whole, self.device
                 )
                 case.judged = Judged(judged.report, matched)

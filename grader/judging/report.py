@@ -42,6 +42,9 @@ class CaseReport(BaseModel):
     probe: bool = Field(
         False, description="A memory probe: graded like a sample, run for its memory."
     )
+    part: str | None = Field(
+        None, description="The part it exercises (problem.toml [[parts]]); None without parts."
+    )
     verdict: Verdict
     seconds: Measure = Field(None, description="Time spent in the learner's function.")
     max_abs_error: Measure = Field(None, description="Largest |actual - expected|.")

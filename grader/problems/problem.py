@@ -12,13 +12,29 @@ import ast
 import re
 import tomllib
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from grader.cases import CaseBank, Regime, RegimeAnswers, load_cases, load_regimes, regime_answers
+from grader.cases import (
+    Case,
+    CaseBank,
+    Regime,
+    RegimeAnswers,
+    load_cases,
+    load_regimes,
+    regime_answers,
+)
 from grader.config import settings
 from grader.errors import ProblemError
 from grader.problems.quiz import Quiz, load_quiz
@@ -204,6 +220,52 @@ class LimitsConfig(_Strict):
     )
 
 
+def _argument_names(names: list[str]) -> list[str]:
+    for name in names:
+        if not IDENTIFIER.match(name):
+            raise ValueError(
+                f"{name!r} is not allowed: use a Python name (letters, digits and"
+                " underscores, not starting with a digit)"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError("argument names must be unique; one is repeated")
+    return names
+
+
+class Credit(StrEnum):
+    """How a submission's score is computed from its parts (and author tests)."""
+
+    PER_CASE = "per-case"
+    PER_PART = "per-part"
+    PER_TEST = "per-test"
+    ALL_OR_NOTHING = "all-or-nothing"
+
+
+class PartConfig(_Strict):
+    """One graded function of a problem with several ([[parts]])."""
+
+    name: str = Field(
+        pattern=IDENTIFIER.pattern, description="The part's name: cases.py's Case(part=...)."
+    )
+    entry_point: str = Field(
+        pattern=IDENTIFIER.pattern, description="Name of the function learners write."
+    )
+    arguments: list[str] = Field(min_length=1, description="Argument names, in call order.")
+    outputs: list[OutputConfig] = Field(
+        min_length=1,
+        description="What the function returns; with several, it returns a tuple in this order.",
+    )
+    weight: float = Field(1.0, gt=0, le=1000, description="The part's points in the score.")
+    tolerance: ToleranceConfig | None = Field(
+        None, description="Overrides the problem's tolerance for this part's outputs."
+    )
+
+    @field_validator("arguments")
+    @classmethod
+    def _arguments_are_identifiers(cls, names: list[str]) -> list[str]:
+        return _argument_names(names)
+
+
 class ProblemConfig(_Strict):
     title: str = Field(min_length=1, max_length=120, description="Shown in lists and on the page.")
     track: str = Field(
@@ -213,13 +275,37 @@ class ProblemConfig(_Strict):
     difficulty: Literal["easy", "medium", "hard"] = Field(description="Displayed difficulty.")
     estimated_minutes: int = Field(ge=1, le=600, description="Rough time to solve, in minutes.")
     tags: list[str] = Field(default_factory=list, description="Topic tags shown with the problem.")
-    entry_point: str = Field(
-        pattern=IDENTIFIER.pattern, description="Name of the function learners write."
+    entry_point: str | None = Field(
+        None,
+        pattern=IDENTIFIER.pattern,
+        description="Name of the function learners write (a problem without [[parts]]).",
     )
-    arguments: list[str] = Field(min_length=1, description="Argument names, in call order.")
-    outputs: list[OutputConfig] = Field(
+    arguments: list[str] | None = Field(
+        None, min_length=1, description="Argument names, in call order (without [[parts]])."
+    )
+    outputs: list[OutputConfig] | None = Field(
+        None,
         min_length=1,
-        description="What the function returns; with several, it returns a tuple in this order.",
+        description=(
+            "What the function returns; with several, it returns a tuple in this order"
+            " (without [[parts]])."
+        ),
+    )
+    parts: list[PartConfig] = Field(
+        default_factory=list,
+        description=(
+            "The graded functions of a problem with several ([[parts]]), each with its own"
+            " cases, outputs, tolerance and weight; in place of entry_point, arguments and"
+            " [[outputs]]."
+        ),
+    )
+    credit: Credit = Field(
+        Credit.PER_CASE,
+        description=(
+            "How the score is computed: per-case (each part's fraction of cases, weighted),"
+            " per-part (a part's weight only when all its cases pass), per-test (author"
+            " tests only) or all-or-nothing."
+        ),
     )
     tolerance: ToleranceConfig = Field(description="Default tolerance for every output.")
     limits: LimitsConfig = Field(
@@ -268,16 +354,96 @@ class ProblemConfig(_Strict):
 
     @field_validator("arguments")
     @classmethod
-    def _arguments_are_identifiers(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not IDENTIFIER.match(name):
+    def _arguments_are_identifiers(cls, names: list[str] | None) -> list[str] | None:
+        return None if names is None else _argument_names(names)
+
+    @model_validator(mode="after")
+    def _one_function_or_parts(self) -> ProblemConfig:
+        single = [
+            name
+            for name in ("entry_point", "arguments", "outputs")
+            if getattr(self, name) is not None
+        ]
+        if self.parts and single:
+            raise ValueError(
+                f"a problem with [[parts]] states each part's entry_point, arguments and"
+                f" [[parts.outputs]]; remove the top-level {', '.join(single)}"
+            )
+        if not self.parts and len(single) != 3:
+            missing = [n for n in ("entry_point", "arguments", "outputs") if n not in single]
+            raise ValueError(
+                f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required and"
+                " missing: a problem states entry_point,"
+                " arguments and [[outputs]], or several [[parts]] (see docs/authoring.md)"
+            )
+        for field_name in ("name", "entry_point"):
+            seen = [getattr(part, field_name) for part in self.parts]
+            repeated = sorted({value for value in seen if seen.count(value) > 1})
+            if repeated:
                 raise ValueError(
-                    f"{name!r} is not allowed: use a Python name (letters, digits and"
-                    " underscores, not starting with a digit)"
+                    f"parts: each part needs its own {field_name}; {repeated[0]!r} is repeated"
                 )
-        if len(set(names)) != len(names):
-            raise ValueError("argument names must be unique; one is repeated")
-        return names
+        return self
+
+
+@dataclass(frozen=True)
+class Part:
+    """One graded function: a part of a problem with [[parts]], or the one implicit
+    part (named after its entry point, weight 1) of a problem without them. Every
+    consumer reads a problem's functions through its parts, never its config."""
+
+    name: str
+    entry_point: str
+    arguments: tuple[str, ...]
+    outputs: tuple[OutputConfig, ...]
+    weight: float
+    tolerance_config: ToleranceConfig
+    index: int = 0
+    named_in_cases: bool = False  # cases.py names it (Case(part=...)): a problem with [[parts]]
+
+    @property
+    def tree_outputs(self) -> frozenset[int]:
+        """Which outputs are pytrees (by position)."""
+        return frozenset(i for i, output in enumerate(self.outputs) if output.tree)
+
+    def tolerance(self, output_index: int, device: str = "cpu") -> Tolerance:
+        """Output ``output_index``'s tolerance on ``device``: its own, else the part's,
+        else the problem's."""
+        own = self.outputs[output_index].tolerance
+        return (own or self.tolerance_config).on(device)
+
+    @property
+    def signature(self) -> str:
+        return f"def {self.entry_point}({', '.join(self.arguments)}):"
+
+
+def parts_of(config: ProblemConfig) -> tuple[Part, ...]:
+    """The problem's graded functions, in problem.toml's order."""
+    if not config.parts:
+        assert config.entry_point and config.arguments and config.outputs  # the schema's rule
+        return (
+            Part(
+                name=config.entry_point,
+                entry_point=config.entry_point,
+                arguments=tuple(config.arguments),
+                outputs=tuple(config.outputs),
+                weight=1.0,
+                tolerance_config=config.tolerance,
+            ),
+        )
+    return tuple(
+        Part(
+            name=part.name,
+            entry_point=part.entry_point,
+            arguments=tuple(part.arguments),
+            outputs=tuple(part.outputs),
+            weight=part.weight,
+            tolerance_config=part.tolerance or config.tolerance,
+            index=index,
+            named_in_cases=True,
+        )
+        for index, part in enumerate(config.parts)
+    )
 
 
 @dataclass(frozen=True)
@@ -375,7 +541,7 @@ class Problem:
             return self._run_untrusted(fresh=True)[0]
         return load_cases(
             self.folder / "cases.py",
-            self.config.arguments,
+            self.part_arguments,
             self.config.variants,
             with_probes=self.config.memory_budget is not None,
         )
@@ -410,20 +576,52 @@ class Problem:
             )
         return _UNTRUSTED_CASES[0](self, fresh=fresh)
 
+    @cached_property
+    def parts(self) -> tuple[Part, ...]:
+        """The graded functions: [[parts]], or the one implicit part of a problem
+        without them."""
+        return parts_of(self.config)
+
+    @property
+    def has_parts(self) -> bool:
+        """Whether problem.toml states [[parts]] (cases then name their part)."""
+        return bool(self.config.parts)
+
+    def part_of(self, case: Case) -> Part:
+        """The part ``case`` exercises (the loader has checked that it names one)."""
+        if case.part is None:
+            return self.parts[0]
+        for part in self.parts:
+            if case.part in (part.name, part.entry_point):
+                return part
+        raise ProblemError(self.folder / "cases.py", f"case {case.name!r}", "names no part")
+
+    @property
+    def part_arguments(self) -> list[str] | dict[str, list[str]]:
+        """What cases.py's loader checks each case's arguments against: the one list,
+        or each part's by name."""
+        if not self.has_parts:
+            return list(self.parts[0].arguments)
+        return {part.name: list(part.arguments) for part in self.parts}
+
     @property
     def tree_outputs(self) -> frozenset[int]:
-        """Which outputs are pytrees (by position)."""
-        return frozenset(i for i, output in enumerate(self.config.outputs) if output.tree)
+        """Which outputs of the first part are pytrees (by position)."""
+        return self.parts[0].tree_outputs
 
-    def tolerance(self, output_index: int, device: str = "cpu") -> Tolerance:
-        """Output ``output_index``'s tolerance on ``device``: its own, else the problem's."""
-        own = self.config.outputs[output_index].tolerance
-        return (own or self.config.tolerance).on(device)
+    def tolerance(
+        self, output_index: int, device: str = "cpu", *, part: Part | None = None
+    ) -> Tolerance:
+        """Output ``output_index``'s tolerance on ``device`` (of ``part``, else the first):
+        its own, else the part's, else the problem's."""
+        return (part or self.parts[0]).tolerance(output_index, device)
 
     @property
     def tolerance_devices(self) -> tuple[str, ...]:
         """The devices whose tolerance differs somewhere: the CPU, and the GPU if stated."""
-        stated = [self.config.tolerance, *(o.tolerance for o in self.config.outputs)]
+        stated: list[ToleranceConfig | None] = [self.config.tolerance]
+        for part in self.parts:
+            stated += [part.tolerance_config, *(o.tolerance for o in part.outputs)]
         return ("cpu", "gpu") if any(t and t.gpu for t in stated) else ("cpu",)
 
 
@@ -493,6 +691,12 @@ def load_problem(folder: Path, *, trusted: bool = True) -> Problem:
             raise ProblemError(path, None, "missing")
         if not path.read_text().strip():
             raise ProblemError(path, None, "is empty")
+    if config.credit is Credit.PER_TEST and not (folder / "tests.py").is_file():
+        raise ProblemError(
+            folder / "problem.toml",
+            "credit",
+            "'per-test' counts author tests only, and this problem has no tests.py",
+        )
     if not source.reference.is_file():
         raise ProblemError(
             source.reference,

@@ -88,7 +88,7 @@ def _explain(details: ErrorDetails, model: type[BaseModel]) -> str:
     if kind == "string_pattern_mismatch":
         spelling = ALLOWED_BY_PATTERN.get(str(context.get("pattern")), "another spelling")
         return f"{value!r} is not allowed: use {spelling}"
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         return f"{value!r} is not allowed: use {context.get('expected')}"
     bounds = {
         "greater_than_equal": "at least {ge}",

@@ -30,7 +30,15 @@ from app.core.sessions import secret_key
 from app.data import accounts, api_tokens, assignments, catalog, courses, members, web_sessions
 from app.grading import author_checks
 from app.lti import platforms as lti_platforms
-from app.models import Course, Extension, Regrade, SimilarityReport, Submission, User
+from app.models import (
+    Course,
+    Extension,
+    Regrade,
+    RubricItem,
+    SimilarityReport,
+    Submission,
+    User,
+)
 from app.reports import similarity_runs
 from app.server.main import create_app
 from app.vocabulary import MemberRole
@@ -160,6 +168,15 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /api/courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
     "PUT /api/courses/{course_id}/learners/{learner_id}/problems/{slug}/override": COURSE_STAFF,
     "GET /api/courses/{course_id}/overrides": COURSE_STAFF,
+    # Rubrics: staff read them and apply their items; only instructors change the items.
+    "GET /api/courses/{course_id}/assignments/{slug}/rubric": COURSE_STAFF,
+    "POST /api/courses/{course_id}/assignments/{slug}/rubric": COURSE_INSTRUCTORS,
+    "PATCH /api/courses/{course_id}/assignments/{slug}/rubric/{item_id}": COURSE_INSTRUCTORS,
+    "DELETE /api/courses/{course_id}/assignments/{slug}/rubric/{item_id}": COURSE_INSTRUCTORS,
+    "GET /api/courses/{course_id}/submissions/{submission_id}/rubric": COURSE_STAFF,
+    "POST /api/courses/{course_id}/submissions/{submission_id}/rubric/{item_id}": COURSE_STAFF,
+    "DELETE /api/courses/{course_id}/submissions/{submission_id}/rubric/{item_id}": COURSE_STAFF,
+    "POST /api/courses/{course_id}/submissions/{submission_id}/graded": COURSE_STAFF,
     "POST /api/courses/{course_id}/problems/{slug}/similarity": COURSE_STAFF,
     "GET /api/courses/{course_id}/similarity/{report_id}": COURSE_STAFF,
     "POST /api/courses/{course_id}/problems/{slug}/regrades": COURSE_INSTRUCTORS,
@@ -240,6 +257,10 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/{course_id}/submissions/{submission_id}/comments": COURSE_STAFF,
     "POST /courses/{course_id}/learners/{learner_id}/problems/{slug}/override": COURSE_STAFF,
     "POST /courses/{course_id}/problems/{slug}/similarity": COURSE_STAFF,
+    "GET /courses/{course_id}/assignments/{slug}/rubric": COURSE_STAFF,
+    "POST /courses/{course_id}/assignments/{slug}/rubric": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}/remove": COURSE_INSTRUCTORS,
     "GET /courses/{course_id}/similarity/{report_id}": COURSE_STAFF,
     "GET /courses/{course_id}/similarity/{report_id}/pairs/{index}": COURSE_STAFF,
     "GET /courses/{course_id}/learners/{learner_id}": COURSE_STAFF,
@@ -417,6 +438,11 @@ FORMS = {
     "POST /courses/{course_id}/members": {"user": "victim"},
     "POST /courses/{course_id}/extensions": {"problem": BANK_SLUG, "due": "2030-01-01T00:00"},
     "POST /courses/{course_id}/submissions/{submission_id}/comments": {"body": "Nice."},
+    "POST /courses/{course_id}/assignments/{slug}/rubric": {"points": "1", "description": "x"},
+    "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}": {
+        "points": "2",
+        "description": "y",
+    },
     "POST /courses/{course_id}/learners/{learner_id}/problems/{slug}/override": {
         "points": "5",
         "reason": "checked by hand",
@@ -449,6 +475,8 @@ JSON = {
         "reason": "back to computed",
     },
     "POST /api/courses/{course_id}/problems/{slug}/similarity": {"scope": "accepted"},
+    "POST /api/courses/{course_id}/assignments/{slug}/rubric": {"points": 1, "description": "x"},
+    "PATCH /api/courses/{course_id}/assignments/{slug}/rubric/{item_id}": {"points": 2},
 }
 FILES = {
     "POST /courses/{course_id}/student-ids": "user,student_id\nlearner,S1\n",
@@ -474,6 +502,12 @@ def fresh_target(world: World, key: str) -> dict[str, str]:
             session.add(extension)
             session.flush()
             return {"extension_id": str(extension.id)}
+        if "{item_id}" in key:  # a rubric item of its own, on the (re)assigned problem
+            assignment = assignments.assign(session=session, course=course, problem=BANK_SLUG)
+            item = RubricItem(assignment_id=assignment.id, points=1.0, description="fresh")
+            session.add(item)
+            session.flush()
+            return {"item_id": str(item.id)}
         if "/assignments/{slug}" in key:
             assignments.assign(session=session, course=course, problem=BANK_SLUG)
     return {}

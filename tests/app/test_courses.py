@@ -119,11 +119,13 @@ def test_the_csv_export(seeded: int) -> None:
     assert text.split("\r\n") == [
         "user,display_name,email,student_id,"
         "scan-microbatched-grads raw,scan-microbatched-grads final,scan-microbatched-grads late,"
-        "scan-microbatched-grads override,nnx-grad-accumulation raw,nnx-grad-accumulation final,"
-        "nnx-grad-accumulation late,nnx-grad-accumulation override,total (of 20)",
-        "ada,ada,,,10,10,no,,0,0,no,,10",
-        "bob,bob,,,10,10,yes,,0,0,no,,10",
-        "cy,cy,,,0,0,no,,0,0,no,,0",
+        "scan-microbatched-grads override,scan-microbatched-grads automatic,"
+        "scan-microbatched-grads rubric,nnx-grad-accumulation raw,nnx-grad-accumulation final,"
+        "nnx-grad-accumulation late,nnx-grad-accumulation override,"
+        "nnx-grad-accumulation automatic,nnx-grad-accumulation rubric,total (of 20)",
+        "ada,ada,,,10,10,no,,10,,0,0,no,,0,,10",
+        "bob,bob,,,10,10,yes,,10,,0,0,no,,0,,10",
+        "cy,cy,,,0,0,no,,0,,0,0,no,,0,,0",
         "",
     ]
 
