@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from grader import author_code  # also lets untrusted problems' cases.py run, sandboxed
+from grader.child.verdicts import Verdict
 from grader.config import settings
 from grader.errors import CheckResultsMissingError, DerivationRefusedError
 from grader.judging.job import Job, RunOutcome, Solution, job_for
@@ -173,6 +174,18 @@ def _arrays(outcome: RunOutcome, solution_index: int, case_index: int) -> Output
     return [o for o in case.outputs if not isinstance(o, str)]
 
 
+def _part_left_out(outcome: RunOutcome, solution_index: int, case_index: int) -> bool:
+    """Whether the solution left this case's part out (it defines other parts' entry
+    points): a mistake of one part is not run on the others."""
+    solution = outcome.solutions[solution_index]
+    case = solution.cases.get(case_index)
+    return (
+        solution.error_verdict is None
+        and case is not None
+        and case.error_verdict is Verdict.MISSING_ENTRY_POINT
+    )
+
+
 def compute(
     problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
 ) -> TrustedOutputs:
@@ -207,6 +220,8 @@ def compute(
         outputs = trusted.mistakes.setdefault(mistake.name, {})
         errors = trusted.mistake_errors.setdefault(mistake.name, {})
         for case_index, key in enumerate(keys):
+            if _part_left_out(outcome, mistake_index, case_index):
+                continue  # judged only on the parts whose entry points it defines
             arrays = _arrays(outcome, mistake_index, case_index)
             if arrays is None:
                 errors[key] = _describe_failure(outcome, mistake_index, case_index)
@@ -426,12 +441,14 @@ def _disagreement(
     """Why ``derived``'s reference does not agree with ``anchor``'s on every case within
     ``device``'s tolerance (its worst case), or None when it does."""
     worst: tuple[float, str, str] = (0.0, "", "")
+    cases = dict(problem.case_bank.keyed())
     for key, outputs in derived.reference.items():
         want = anchor.reference.get(key)
         if want is None or len(want) != len(outputs):
             return f"its check stored no matching outputs for case {key!r}"
         for index, (got, expected_output) in enumerate(zip(outputs, want, strict=True)):
-            result = compare_output(got, expected_output, problem.tolerance(index, device))
+            part = problem.part_of(cases[key]) if key in cases else problem.parts[0]
+            result = compare_output(got, expected_output, part.tolerance(index, device))
             ratio = float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
             if not result.ok and ratio >= worst[0]:
                 worst = (ratio, key, f"output {index}: {result.reason}")

@@ -22,6 +22,7 @@ from grader import calibration, expected
 from grader.cases import case_key
 from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
+from grader.judging import credit
 from grader.judging.diagnose import diagnose
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.judge import NO_HOOKS, CaseJudge, GradingHooks
@@ -196,13 +197,18 @@ def build_report(
         return report
     solution = outcome.solutions[0]
     report.cases = _case_reports(problem, job, outcome, judge_for(problem, job, variant, trusted))
+    report.credit = problem.config.credit.value
+    report.parts = credit.part_reports(problem, report.cases, solution.error_verdict)
     if solution.error_verdict:
         report.verdict, report.message = solution.error_verdict, solution.message
     else:
-        report.verdict = _overall(report.cases)
-        report.score = round(
-            sum(c.verdict is Verdict.ACCEPTED for c in report.cases) / len(report.cases), 4
+        report.verdict = credit.overall_verdict(report.parts) if report.cases else _overall([])
+        report.score = credit.score(
+            problem.config.credit, report.parts, accepted=report.verdict is Verdict.ACCEPTED
         )
+        missing = [p for p in report.parts if p.verdict is Verdict.MISSING_ENTRY_POINT]
+        if missing and report.verdict is Verdict.MISSING_ENTRY_POINT:
+            report.message = missing[0].message
     _apply_stops(problem, report, outcome)
     probes = [i for i, case in enumerate(job.all_cases) if case.probe]
     unmet = unmet_requirement(problem, solution, range(len(job.all_cases)), probes)

@@ -86,6 +86,10 @@ class Kind(IntEnum):
     GENERATED = 11  # child -> parent: the cases of one seed (or the memory probes)
     REGIMES = 12  # child -> parent: which hidden cases each regime holds, per variant
     AUTHOR_ERROR = 13  # child -> parent: cases.py failed (where, why, which line)
+    # An author's tests.py (grader/child/author_tests.py, grader/author_tests.py):
+    AUTHOR_TESTS = 14  # parent -> child: tests.py's source, the seeds, (phase 3) the outputs
+    TEST_CALLS = 15  # child -> parent: each test's declaration and its one round of calls
+    TEST_RESULTS = 16  # child -> parent: each test's passed/failed and its first line
 
 
 class ProtocolError(Exception):
@@ -354,6 +358,16 @@ class SourceRef:
 
 
 @dataclass(frozen=True)
+class PartSpec:
+    """One function a job calls (a part of a problem with [[parts]]): its name in the
+    solution, how many outputs it returns and which of them are pytrees."""
+
+    entry_point: str
+    n_outputs: int
+    tree_outputs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class JobMessage:
     """The JOB frame's metadata (parent -> child), typed on both sides.
 
@@ -370,7 +384,9 @@ class JobMessage:
     described in one ANALYSIS frame before the first case it answers: its primitives
     after dead-code elimination, with counts, and its executable's temporary bytes
     (grader/judging/requirements.py). ``compile_first``: that many leading cases are compiled
-    even when ``compiled`` is off (a trusted run analyses its samples and probes)."""
+    even when ``compiled`` is off (a trusted run analyses its samples and probes).
+    ``parts``: the functions of a problem with several; each case's ``part`` (an index,
+    0 by default) says which it calls. Empty: the one of ``entry_point``."""
 
     entry_point: str
     n_outputs: int
@@ -385,6 +401,11 @@ class JobMessage:
     tree_outputs: tuple[int, ...] = ()
     analysed: bool = False
     compile_first: int = 0
+    parts: tuple[PartSpec, ...] = ()
+
+    @property
+    def part_specs(self) -> tuple[PartSpec, ...]:
+        return self.parts or (PartSpec(self.entry_point, self.n_outputs, self.tree_outputs),)
 
     def to_meta(self) -> dict[str, Any]:
         return {
@@ -401,6 +422,14 @@ class JobMessage:
             "tree_outputs": list(self.tree_outputs),
             "analysed": self.analysed,
             "compile_first": self.compile_first,
+            "parts": [
+                {
+                    "entry_point": p.entry_point,
+                    "n_outputs": p.n_outputs,
+                    "tree_outputs": list(p.tree_outputs),
+                }
+                for p in self.parts
+            ],
         }
 
     @classmethod
@@ -419,4 +448,12 @@ class JobMessage:
             tree_outputs=tuple(int(i) for i in meta.get("tree_outputs", ())),
             analysed=meta.get("analysed") is True,
             compile_first=int(meta.get("compile_first", 0)),
+            parts=tuple(
+                PartSpec(
+                    str(part["entry_point"]),
+                    int(part["n_outputs"]),
+                    tuple(int(i) for i in part["tree_outputs"]),
+                )
+                for part in meta.get("parts", ())
+            ),
         )

@@ -273,6 +273,13 @@ class _Program:
 
 
 @dataclass
+class _Numbers:
+    """How many programs a solution has numbered so far, over all its parts."""
+
+    count: int = 0
+
+
+@dataclass
 class _Loaded:
     """A solution's entry point and how it is called.
 
@@ -295,13 +302,14 @@ class _Loaded:
     compiled: bool = True
     programs: dict[Any, _Program] = field(default_factory=dict)
     eager: _Program | None = None
-    count: int = 0  # programs numbered so far
+    # Programs numbered so far, shared by the solution's parts (one numbering per solution).
+    numbers: _Numbers = field(default_factory=_Numbers)
 
     def _number(self) -> int:
-        if self.count >= protocol.MAX_PROGRAMS:
+        if self.numbers.count >= protocol.MAX_PROGRAMS:
             raise RuntimeError(f"a solution may compile at most {protocol.MAX_PROGRAMS} programs")
-        self.count += 1
-        return self.count - 1
+        self.numbers.count += 1
+        return self.numbers.count - 1
 
     def _program_for(self, args: list[Any], job: JobMessage, channel: _Channel) -> _Program:
         static = static_argnums(args)
@@ -411,6 +419,7 @@ def _run_case(
     args: list[Any],
     job: JobMessage,
     jax: Any,
+    part: protocol.PartSpec,
 ) -> None:
     where: dict[str, Any] = {"solution": solution.index, "case": case_index, "program": None}
     started = time.perf_counter()
@@ -419,14 +428,14 @@ def _run_case(
         value, program = solution.call(args, job, channel, compile_it=compile_it)
         if job.analysed:
             where["program"] = program
-        values = [value] if job.n_outputs == 1 else value
-        if job.n_outputs > 1 and (
-            not isinstance(values, tuple | list) or len(values) != job.n_outputs
+        values = [value] if part.n_outputs == 1 else value
+        if part.n_outputs > 1 and (
+            not isinstance(values, tuple | list) or len(values) != part.n_outputs
         ):
-            raise TypeError(f"expected a tuple of {job.n_outputs} outputs")
+            raise TypeError(f"expected a tuple of {part.n_outputs} outputs")
         converted: list[Converted | list[tuple[str, Converted]]] = [
             tree_leaves(item, job.max_elements, jax)
-            if index in job.tree_outputs
+            if index in part.tree_outputs
             else to_array(item, job.max_elements, jax)
             for index, item in enumerate(values)
         ]
@@ -485,10 +494,16 @@ def _solution_error(
     )
 
 
+# One solution's functions, by part index: each loaded, or why it is missing (a part
+# whose entry point the solution does not define; its cases answer that).
+_Parts = dict[int, _Loaded | str]
+
+
 def _load_solution(
-    channel: _Channel, index: int, filename: str, source: str, entry_point: str
-) -> _Loaded | None:
-    """Compile and execute one solution; its entry point, or None after reporting why not."""
+    channel: _Channel, index: int, filename: str, source: str, job: JobMessage
+) -> _Parts | None:
+    """Compile and execute one solution; its entry points, or None after reporting why
+    not (no entry point at all is the solution's error; some missing, those parts')."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
@@ -511,16 +526,55 @@ def _load_solution(
         )
         _solution_error(channel, index, _error_verdict(error), message, _exception_name(error))
         return None
-    function = namespace.get(entry_point)
-    if not callable(function):
-        found = (
-            "is not a function" if entry_point in namespace else "was not found at the top level"
-        )
-        _solution_error(
-            channel, index, Verdict.MISSING_ENTRY_POINT, f"`{entry_point}` {found} of your code."
-        )
+    parts: _Parts = {}
+    numbers = _Numbers()
+    eager_names = _uses_any(code, EAGER_NAMES)
+    for number, part in enumerate(job.part_specs):
+        function = namespace.get(part.entry_point)
+        if callable(function):
+            parts[number] = _Loaded(
+                index, filename, function, compiled=not eager_names, numbers=numbers
+            )
+        else:
+            found = (
+                "is not a function"
+                if part.entry_point in namespace
+                else "was not found at the top level"
+            )
+            parts[number] = f"`{part.entry_point}` {found} of your code."
+    if all(isinstance(loaded, str) for loaded in parts.values()):
+        _solution_error(channel, index, Verdict.MISSING_ENTRY_POINT, str(parts[0]))
         return None
-    return _Loaded(index, filename, function, compiled=not _uses_any(code, EAGER_NAMES))
+    return parts
+
+
+def _run_part_case(
+    channel: _Channel,
+    parts: _Parts,
+    case_index: int,
+    args: list[Any],
+    part_index: int,
+    job: JobMessage,
+    jax: Any,
+) -> None:
+    """One case, by the function of its part; a part the solution lacks answers with
+    its own missing entry point, and the other parts still run."""
+    loaded = parts.get(part_index)
+    if isinstance(loaded, _Loaded):
+        _run_case(channel, loaded, case_index, args, job, jax, job.part_specs[part_index])
+        return
+    channel.send(
+        Kind.CASE_ERROR,
+        {
+            "solution": next(p for p in parts.values() if isinstance(p, _Loaded)).index,
+            "case": case_index,
+            "program": None,
+            "seconds": 0.0,
+            "verdict": Verdict.MISSING_ENTRY_POINT.value,
+            "exception": "",
+            "message": loaded or "this part's function is not defined",
+        },
+    )
 
 
 def _compiles(solution: _Loaded, job: JobMessage) -> bool:
@@ -573,9 +627,14 @@ def _on_device(value: Any, jnp: Any) -> Any:
     return jnp.asarray(value)
 
 
-def _decode(cases: Any, data: bytes, job: JobMessage, jnp: Any) -> list[list[Any]]:
+def _decode(cases: Any, data: bytes, job: JobMessage, jnp: Any) -> list[tuple[list[Any], int]]:
+    """Each case's arguments on the device, and the index of the part it calls."""
     decoded = protocol.unpack_cases(list(cases), data, max_elements=job.max_input_elements)
-    return [[_on_device(v, jnp) for v in args] for args in decoded]
+    parts = [int(case.get("part", 0)) for case in cases]
+    return [
+        ([_on_device(v, jnp) for v in args], part)
+        for args, part in zip(decoded, parts, strict=True)
+    ]
 
 
 def _warm_up_until_a_job_arrives() -> None:
@@ -613,18 +672,20 @@ def main() -> None:
         _detach_stdin(stdin)
     _apply_job_limits(job)
     cases = _decode(job.cases, frame.data, job, jax.numpy)
-    loaded: list[_Loaded] = []
+    loaded: list[_Parts] = []
     for index, ref in enumerate(job.solutions):
         # utf-8-sig: a file saved with a byte-order mark is Python that runs, as it
         # would from disk.
         source = frame.data[ref.offset : ref.offset + ref.length].decode("utf-8-sig")
-        solution = _load_solution(channel, index, ref.filename, source, job.entry_point)
+        solution = _load_solution(channel, index, ref.filename, source, job)
         if solution is None:
             continue
-        solution.compiled = _compiles(solution, job)
+        for part in solution.values():
+            if isinstance(part, _Loaded):
+                part.compiled = _compiles(part, job)
         loaded.append(solution)
-        for case_index, args in enumerate(cases):
-            _run_case(channel, solution, case_index, args, job, jax)
+        for case_index, (args, part_index) in enumerate(cases):
+            _run_part_case(channel, solution, case_index, args, part_index, job, jax)
     if job.hidden_cases and len(loaded) == 1 == len(job.solutions):
         # Everything printed so far belongs to the samples: push it out first.
         _flush()
@@ -633,10 +694,10 @@ def main() -> None:
         _detach_stdin(stdin)
         if hidden is None or hidden.kind is not Kind.HIDDEN_CASES:
             raise SystemExit("no hidden cases received")
-        for case_index, args in enumerate(
+        for case_index, (args, part_index) in enumerate(
             _decode(hidden.meta["cases"], hidden.data, job, jax.numpy), start=len(cases)
         ):
-            _run_case(channel, loaded[0], case_index, args, job, jax)
+            _run_part_case(channel, loaded[0], case_index, args, part_index, job, jax)
     _flush()
     channel.send(Kind.DONE, {})
     # Skip interpreter shutdown: atexit handlers and lingering threads of the

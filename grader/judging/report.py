@@ -77,6 +77,27 @@ class CaseReport(BaseModel):
         return headline(self.verdict)
 
 
+class PartReport(BaseModel):
+    """One part of a grading (a problem's graded function, grader/judging/credit.py): its
+    verdict (the first failing case's), its cases passed, and its score, 0 to 1."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(description="The part's name (a problem without [[parts]]: its entry point).")
+    entry_point: str = Field(description="The function the part calls.")
+    weight: float = Field(description="The part's points in the score.")
+    verdict: Verdict
+    passed: int = Field(description="Its cases accepted.")
+    total: int = Field(description="Its cases.")
+    score: float = Field(description="Its fraction of cases accepted, 0 to 1.")
+    message: str = Field("", description="Why the part could not run (its missing function).")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verdict_label(self) -> str:
+        return headline(self.verdict)
+
+
 class GradeReport(BaseModel):
     """A whole grading: the verdict, each case, the diagnosis, the output, the runtime."""
 
@@ -85,7 +106,13 @@ class GradeReport(BaseModel):
     problem: str
     mode: Mode
     verdict: Verdict
-    score: float = Field(description="Fraction of cases accepted, 0 to 1.")
+    score: float = Field(
+        description="0 to 1, by the problem's credit policy (grader/judging/credit.py)."
+    )
+    credit: str = Field("per-case", description="The problem's credit policy (problem.toml).")
+    parts: list[PartReport] = Field(
+        default_factory=list, description="Each part's result, in problem.toml's order."
+    )
     cases: list[CaseReport] = Field(default_factory=list)
     diagnosis: str | None = Field(None, description="The known mistake the output matches.")
     message: str = ""

@@ -23,7 +23,7 @@ import numpy as np
 from grader.child import protocol
 from grader.child.protocol import Frame, Kind, ProtocolError
 from grader.child.verdicts import Verdict
-from grader.judging.job import CaseOutcome, Job, Program, RunOutcome, SolutionOutcome
+from grader.judging.job import CaseOutcome, Job, JobPart, Program, RunOutcome, SolutionOutcome
 from grader.judging.report import CaseReport
 from grader.judging.trees import Output, OutputTree
 
@@ -235,7 +235,7 @@ class FrameCollector:
             raise ProtocolError("a case was reported twice")
         if case_index >= len(job.cases) and not self._hidden_sent:
             raise ProtocolError("a hidden case was reported before its inputs were sent")
-        case = self._case(frame, job)
+        case = self._case(frame, job.part_specs[job.part_index(job.all_cases[case_index])])
         case.program = self._case_program(frame, job, solution)
         if self.judge is not None:
             case = self.judge(case_index, case)
@@ -265,7 +265,8 @@ class FrameCollector:
             judged = [solution.cases[i] for i in range(len(job.cases))]
             self.judge.samples_done([c.judged.report for c in judged if c.judged is not None])
 
-    def _case(self, frame: Frame, job: Job) -> CaseOutcome:
+    def _case(self, frame: Frame, part: JobPart) -> CaseOutcome:
+        """One case's frame, its outputs read as ``part`` returns them."""
         seconds = _seconds(frame.meta)
         if frame.kind is Kind.CASE_ERROR:
             return CaseOutcome(
@@ -275,11 +276,11 @@ class FrameCollector:
                 exception=_text(frame.meta, "exception", MAX_NAME),
             )
         specs = frame.meta["outputs"]
-        if type(specs) is not list or len(specs) != job.n_outputs:
+        if type(specs) is not list or len(specs) != part.n_outputs:
             raise ProtocolError("wrong number of outputs")
         outputs: list[Output] = []
         for index, spec in enumerate(specs):
-            if index in job.tree_outputs and not _is_invalid(spec):
+            if index in part.tree_outputs and not _is_invalid(spec):
                 outputs.append(self._tree(spec, frame.data))
             else:
                 outputs.append(self._leaf(spec, frame.data))

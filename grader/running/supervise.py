@@ -28,8 +28,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
+from grader.cases import Case
 from grader.child import protocol
-from grader.child.protocol import JobMessage, Kind, SourceRef
+from grader.child.protocol import JobMessage, Kind, PartSpec, SourceRef
 from grader.config import settings
 from grader.judging.job import Job, RunOutcome
 from grader.running.frames import CaseListener, FrameCollector
@@ -59,6 +60,7 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         chunks.append(raw)
         offset += len(raw)
     cases, data = protocol.pack_cases([list(c.args.values()) for c in job.cases], offset)
+    _name_parts(job, job.cases, cases)
     message = JobMessage(
         entry_point=job.entry_point,
         n_outputs=job.n_outputs,
@@ -79,12 +81,24 @@ def encode_job(job: Job, max_elements: int, address_space_bytes: int | None) -> 
         tree_outputs=tuple(sorted(job.tree_outputs)),
         analysed=job.analysed,
         compile_first=job.compile_first,
+        parts=tuple(
+            PartSpec(part.entry_point, part.n_outputs, tuple(sorted(part.tree_outputs)))
+            for part in job.parts
+        ),
     )
     return protocol.encode_frame(Kind.JOB, message.to_meta(), b"".join(chunks) + data)
 
 
+def _name_parts(job: Job, cases: tuple[Case, ...], meta: list[dict[str, Any]]) -> None:
+    """Each case's part (by index) on the wire, where the job calls several functions."""
+    if job.parts:
+        for case, entry in zip(cases, meta, strict=True):
+            entry["part"] = job.part_index(case)
+
+
 def encode_hidden_cases(job: Job) -> bytes:
     cases, data = protocol.pack_cases([list(c.args.values()) for c in job.hidden_cases])
+    _name_parts(job, job.hidden_cases, cases)
     return protocol.encode_frame(Kind.HIDDEN_CASES, {"cases": cases}, data)
 
 
