@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import author_code, calibration, expected
+from grader import author_code, calibration, expected, tests_proof
 from grader.cases import case_key, same_value
 from grader.child.verdicts import Verdict, headline
 from grader.errors import ProblemError
@@ -149,7 +149,17 @@ def _check_separation(
         and (result.weakest is None or weakest < result.weakest[1])
     ):
         result.weakest = (mistake, weakest)
-    if weakest < SEPARATION:
+    failing = [v for v, (_, gap) in enumerate(per_variant) if gap < SEPARATION]
+    if (
+        failing
+        and tests_proof.has_tests(problem)
+        and _rejected_by_tests(problem, trusted, mistake, failing, device)
+    ):
+        result.notes.append(
+            f"{where}: rejected on all {len(per_variant)} variants, by a test of tests.py where"
+            f" no hidden case separates it ({len(failing)} variant(s))"
+        )
+    elif weakest < SEPARATION:
         result.errors.append(
             f"{where}: on variant {weakest_case.rsplit('@', 1)[-1]} no hidden case separates it"
             f" from the reference by {SEPARATION:g}x {whose} (best:"
@@ -165,6 +175,13 @@ def _check_separation(
             f"{where}: rejected on all {len(per_variant)} variants, weakest best separation"
             f" {weakest:.3g}x {whose} on {weakest_case!r}"
         )
+
+
+def _rejected_by_tests(
+    problem: Problem, trusted: TrustedOutputs, mistake: str, variants: list[int], device: str
+) -> bool:
+    source = next(m.source for m in problem.mistakes if m.name == mistake)
+    return tests_proof.rejects(problem, source, variants, trusted, device)
 
 
 class _Progress:
@@ -348,6 +365,9 @@ def _check_runs(
         )
     result.timings["reference graded"] = reference_report.seconds or 0.0
     _reference_verdict(problem, result, reference_report, device)
+    if tests_proof.has_tests(problem):
+        result.errors += tests_proof.errors_of_tests(problem, trusted, device)
+        say("tests.py: drawn twice with the same seed; the reference judged on every variant")
     say(
         "reference graded as a submission: "
         + ("accepted; limits calibrated" if reference_report.accepted else "not accepted")

@@ -18,12 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from grader import calibration, expected
+from grader import author_tests, calibration, expected
 from grader.cases import case_key
 from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
+from grader.errors import ProblemError
 from grader.judging import credit
 from grader.judging.diagnose import diagnose
+from grader.judging.drawn_tests import AuthorTestDraw
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.judge import NO_HOOKS, CaseJudge, GradingHooks
 from grader.judging.report import CaseReport, GradeReport
@@ -115,7 +117,10 @@ def _case_reports(
     solution = outcome.solutions[0]
     reports: list[CaseReport] = []
     stopped = False
+    test_calls = job.test_calls  # kept for the author tests, not reported as cases
     for position, case in enumerate(job.all_cases):
+        if position in test_calls:
+            continue
         got = solution.cases.get(position)
         if got is not None and got.judged is None:  # not judged as it arrived
             got = solution.cases[position] = judge(position, got)
@@ -143,7 +148,8 @@ def judge_for(
 ) -> CaseJudge:
     """The judge of ``job``'s cases, each filed under its key for ``variant``."""
     keys = [case_key(case, variant) for case in job.all_cases]
-    return CaseJudge(problem, job.all_cases, keys, trusted, job.device, hooks)
+    kept = frozenset(job.test_calls)
+    return CaseJudge(problem, job.all_cases, keys, trusted, job.device, hooks, kept=kept)
 
 
 def _overall(reports: list[CaseReport]) -> Verdict:
@@ -217,6 +223,7 @@ def build_report(
         report.verdict, report.score, report.message = Verdict.REQUIREMENT_NOT_MET, 0.0, unmet
     if report.verdict is Verdict.WRONG_ANSWER:
         report.diagnosis = diagnose(problem, solution)
+    author_tests.apply(problem, report, job, outcome)  # phase 3: the tests on the outputs
     return report
 
 
@@ -252,20 +259,45 @@ def learner_runner() -> Runner:
 
 
 def learner_job(
-    problem: Problem, source: str, mode: Mode, variant: int, device: str, limits: TimeLimits
+    problem: Problem,
+    source: str,
+    mode: Mode,
+    variant: int,
+    device: str,
+    limits: TimeLimits,
+    tests: AuthorTestDraw | None = None,
 ) -> Job:
+    """A learner's job; ``tests``: the author tests' calls (phase 1, as data), the visible
+    ones after the samples, the hidden ones after the hidden cases."""
     bank = problem.case_bank
-    return job_for(
+    visible = tests.calls(hidden=False) if tests else ()
+    hidden = tests.calls(hidden=True) if tests else ()
+    job = job_for(
         problem,
         solutions=(Solution("submission", source),),
-        cases=bank.first_phase,
-        hidden_cases=bank.for_variant(variant) if mode is Mode.SUBMIT else (),
+        cases=bank.first_phase + visible,
+        hidden_cases=bank.for_variant(variant) + hidden if mode is Mode.SUBMIT else (),
         wall_seconds=limits.wall_seconds,
         cpu_seconds=limits.cpu_seconds,
         memory_mb=problem.config.limits.memory_mb,
         device=device,
         compiled=True,
     )
+    return replace(job, tests=tests) if tests is not None else job
+
+
+def tests_failed(problem: Problem, mode: Mode, error: ProblemError) -> GradingOutcome:
+    """A grading whose author tests could not even be drawn: the problem's fault, said
+    to the learner without the author's details (staff read them)."""
+    report = GradeReport(
+        problem=problem.slug,
+        mode=mode,
+        verdict=Verdict.INTERNAL_ERROR,
+        score=0.0,
+        message=author_tests.NOT_LEARNERS_FAULT,
+        tests_error=str(error)[: author_tests.MAX_TEXT],
+    )
+    return GradingOutcome(report)
 
 
 def grade_outcome(
@@ -292,7 +324,11 @@ def grade_outcome(
     trusted = trusted or expected.load_or_compute(problem, device)
     limits = limits or calibration.limits_for(problem, device)
     chosen = draw_variant(problem) if variant is None else variant % problem.config.variants
-    job = learner_job(problem, source, mode, chosen, device, limits)
+    try:  # phase 1: the author tests' calls, drawn in a sandbox
+        tests = author_tests.draw_for(problem, mode, chosen)
+    except ProblemError as error:
+        return tests_failed(problem, mode, error)
+    job = learner_job(problem, source, mode, chosen, device, limits, tests)
     judge = judge_for(problem, job, chosen, trusted, hooks)
     outcome = (runner or learner_runner()).run(job, judge)
     if not trusted.diagnoses_ready and whole is not None and _kept_wrong(outcome):
@@ -426,7 +462,11 @@ def run_and_hold(
     output it shows are sealed before they are sent."""
     started = time.monotonic()
     chosen = variant % problem.config.variants
-    job = learner_job(problem, source, Mode.SUBMIT, chosen, device, limits)
+    try:  # phase 1: the author tests' calls, drawn in a sandbox
+        tests = author_tests.draw_for(problem, Mode.SUBMIT, chosen)
+    except ProblemError as error:
+        return tests_failed(problem, Mode.RUN, error), None
+    job = learner_job(problem, source, Mode.SUBMIT, chosen, device, limits, tests)
     pause = Pause()
     outcome = runner.run(job, judge_for(problem, job, chosen, trusted), pause)
     first_phase = replace(job, hidden_cases=())

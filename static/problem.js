@@ -101,6 +101,47 @@
     return table;
   }
 
+  // Author tests (tests.py): a hidden one reads "hidden test N" and passed or failed only.
+  function testsTable(tests) {
+    const table = document.createElement("table");
+    table.className = "cases";
+    const head = table.createTHead().insertRow();
+    for (const title of ["Test", "Points", "Result", "Details"]) {
+      const cell = text("th", title);
+      cell.scope = "col";
+      head.append(cell);
+    }
+    const body = table.createTBody();
+    for (const t of tests) {
+      const row = document.createElement("tr");
+      row.append(text("td", t.name), text("td", String(t.points)),
+                 text("td", t.passed ? "passed" : "failed", `verdict ${t.passed ? "accepted" : "wrong_answer"}`), text("td", t.message || ""));
+      body.append(row);
+    }
+    return table;
+  }
+
+  // A problem with several parts: each part's verdict and cases passed (grader/judging/credit.py).
+  function partsTable(parts) {
+    const table = document.createElement("table");
+    table.className = "cases parts";
+    const head = table.createTHead().insertRow();
+    for (const title of ["Part", "Function", "Weight", "Verdict", "Cases passed", "Details"]) {
+      const cell = text("th", title);
+      cell.scope = "col";
+      head.append(cell);
+    }
+    const body = table.createTBody();
+    for (const p of parts) {
+      const row = document.createElement("tr");
+      row.append(text("td", p.name), text("td", p.entry_point), text("td", String(p.weight)),
+                 text("td", p.verdict_label, `verdict ${p.verdict}`), text("td", `${p.passed} of ${p.total}`),
+                 text("td", p.diagnosis ? `Likely mistake: ${p.diagnosis}` : p.message || ""));
+      body.append(row);
+    }
+    return table;
+  }
+
   function show(state) {
     panel.replaceChildren();
     const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
@@ -108,6 +149,7 @@
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
     if (state.cases.length) panel.append(casesTable(state.cases));
+    if (state.tests && state.tests.length) panel.append(testsTable(state.tests));
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
     if (state.hidden_output_withheld) panel.append(text("p", "Hidden cases show only their verdict; output printed while they ran is not shown. Use Run to debug on the samples.", "meta"));
   }

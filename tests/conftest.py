@@ -89,6 +89,8 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
         monkeypatch.setattr(warmup_cache, "_fill", _refusal("sandbox"))
         # An untrusted author's cases.py starts a sandbox of its own (grader/author_code.py).
         monkeypatch.setattr(author_code, "_run", _refusal("sandbox"))
+        # So does a problem's tests.py (grader/author_tests.py).
+        monkeypatch.setattr(author_code, "sandbox_frames", _refusal("sandbox"))
     if "server" not in marked:
         from tests.app import server
 

@@ -33,6 +33,7 @@ FIRST = (
     "starter.py",
     REFERENCE_NAME,
     "cases.py",
+    "tests.py",
     "problem.toml",
     "hints.md",
     "solution.md",

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.vocabulary import ProgressStatus, SubmissionStatus
 from grader.child.verdicts import Mode, Verdict
-from grader.judging.report import CaseReport
+from grader.judging.report import AuthorTestReport, CaseReport
 
 
 def _valid_unicode(text: str) -> str:
@@ -100,6 +100,13 @@ class SubmissionPublic(BaseModel):
     verdict_label: str | None = Field(None, description='The verdict for people ("Wrong answer").')
     score: float | None = None
     cases: list[CaseReport] | None = None
+    tests: list[AuthorTestReport] | None = Field(
+        None,
+        description=(
+            "The problem's author tests: a visible one with its message when it failed; a"
+            ' hidden one as "hidden test N" and passed or failed only.'
+        ),
+    )
     diagnosis: str | None = None
     message: str | None = None
     stdout: str | None = None

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from grader.child.verdicts import Verdict
 from grader.judging.compare import Failure
-from grader.judging.report import CaseReport, GradeReport
+from grader.judging.report import AuthorTestReport, CaseReport, GradeReport
 
 _FAILURES = {
     Failure.INVALID: "the function did not return an array of numbers",
@@ -73,7 +73,7 @@ def _hidden_message(case: CaseReport) -> str:
 
 
 def hidden_case_view(case: CaseReport) -> CaseReport:
-    view = CaseReport(name=case.name, hidden=True, verdict=case.verdict)
+    view = CaseReport(name=case.name, hidden=True, verdict=case.verdict, part=case.part)
     view.message = _hidden_message(case)
     if case.verdict is Verdict.WRONG_ANSWER:
         view.failure = case.failure
@@ -82,9 +82,28 @@ def hidden_case_view(case: CaseReport) -> CaseReport:
     return view
 
 
+def tests_view(tests: list[AuthorTestReport]) -> list[AuthorTestReport]:
+    """Author tests as a learner sees them: a visible test whole (its author's message and
+    its assertion's first line when it failed); a hidden one as "hidden test N" and
+    passed or failed, no name, no message (its inputs were the submission's secret draw)."""
+    shown: list[AuthorTestReport] = []
+    number = 0
+    for test in tests:
+        if not test.hidden:
+            shown.append(test.model_copy())
+            continue
+        number += 1
+        shown.append(
+            AuthorTestReport(
+                name=f"hidden test {number}", hidden=True, points=test.points, passed=test.passed
+            )
+        )
+    return shown
+
+
 def learner_view(report: GradeReport) -> GradeReport:
     """A copy of ``report`` with hidden cases reduced to what a learner may see."""
-    had_hidden = any(case.hidden for case in report.cases)
+    had_hidden = any(case.hidden for case in report.cases) or any(t.hidden for t in report.tests)
     return report.model_copy(
         update={
             "cases": [
@@ -99,5 +118,7 @@ def learner_view(report: GradeReport) -> GradeReport:
             "seconds": None if had_hidden else report.seconds,
             "cpu_seconds": None if had_hidden else report.cpu_seconds,
             "hidden_output_withheld": had_hidden,
+            "tests": tests_view(report.tests),
+            "tests_error": "",
         }
     )

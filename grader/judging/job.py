@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from grader.cases import Case
 from grader.child.verdicts import Verdict
+from grader.judging.drawn_tests import AuthorTestDraw
 from grader.judging.report import CaseReport
 from grader.judging.trees import Output
 from grader.problems.problem import Problem
@@ -60,6 +61,18 @@ class Job:
     cpu_seconds: float | None = None
     # The functions of a problem with [[parts]]; empty: the one of entry_point above.
     parts: tuple[JobPart, ...] = ()
+    # The problem's author tests (grader/judging/drawn_tests.py): their calls are the last
+    # of ``cases`` (visible tests) and of ``hidden_cases`` (hidden ones); kept, not judged.
+    tests: AuthorTestDraw | None = None
+
+    @property
+    def test_calls(self) -> dict[int, tuple[int, int]]:
+        """The positions of the tests' calls in ``all_cases``: (test index, call index)."""
+        if self.tests is None:
+            return {}
+        first = len(self.cases) - len(self.tests.calls(hidden=False))
+        hidden = len(self.all_cases) - len(self.tests.calls(hidden=True))
+        return self.tests.positions(first, hidden if self.hidden_cases else None)
 
     @property
     def part_specs(self) -> tuple[JobPart, ...]:

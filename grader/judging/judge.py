@@ -89,6 +89,13 @@ def matching_mistakes(
 
 
 log = logging.getLogger("jaxjudge.judge")
+MAX_KEPT_BYTES = 256 << 20
+
+
+def _nbytes(output: Output) -> int:
+    if isinstance(output, OutputTree):
+        return sum(leaf.nbytes for leaf in output.leaves if not isinstance(leaf, str))
+    return 0 if isinstance(output, str) else int(output.nbytes)
 
 
 @dataclass(frozen=True)
@@ -119,10 +126,14 @@ class CaseJudge:
         trusted: TrustedOutputs,
         device: str = "cpu",
         hooks: GradingHooks = NO_HOOKS,
+        kept: frozenset[int] = frozenset(),
     ) -> None:
         self.problem, self.cases, self.keys, self.trusted = problem, cases, keys, trusted
         self.device = device  # whose tolerance holds
         self.on_samples = hooks.samples_seen
+        # Author tests' calls (grader/judging/drawn_tests.py): their outputs are kept for
+        # the tests, never compared, up to MAX_KEPT_BYTES together.
+        self.kept, self.kept_bytes = kept, 0
 
     def samples_done(self, reports: list[CaseReport]) -> None:
         """Every first-phase case is judged: tell whoever listens. Their failure is
@@ -135,6 +146,8 @@ class CaseJudge:
             log.exception("reporting the samples early failed; grading goes on")
 
     def __call__(self, position: int, outcome: CaseOutcome) -> CaseOutcome:
+        if position in self.kept:
+            return self._keep(outcome)
         case, key = self.cases[position], self.keys[position]
         part = self.problem.part_of(case)
         desired = self.trusted.reference[key]
@@ -174,6 +187,18 @@ class CaseJudge:
             program=outcome.program,
             judged=Judged(report, mistakes, kept),
         )
+
+    def _keep(self, outcome: CaseOutcome) -> CaseOutcome:
+        """A test's call: its outputs as they came, while they fit in the budget."""
+        size = sum(_nbytes(output) for output in outcome.outputs or [])
+        if self.kept_bytes + size > MAX_KEPT_BYTES:
+            outcome.outputs = None
+            outcome.message = (
+                f"the outputs of the tests' calls together exceed {MAX_KEPT_BYTES >> 20} MiB"
+            )
+            return outcome
+        self.kept_bytes += size
+        return outcome
 
     def match_later(self, outcome: RunOutcome, whole: TrustedOutputs) -> None:
         """Match the wrong answers kept while the mistakes' outputs were not ready."""

@@ -77,6 +77,27 @@ class CaseReport(BaseModel):
         return headline(self.verdict)
 
 
+class AuthorTestReport(BaseModel):
+    """One author test of a grading (tests.py): staff read everything; a learner reads a
+    hidden one as "hidden test N: passed/failed" only (grader/judging/feedback.py)."""
+
+    __test__ = False  # not a pytest class
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(description="The test function's name in tests.py.")
+    hidden: bool = Field(description="Run on a submit only; learners read passed/failed only.")
+    points: float = Field(description="What it adds to the score when it passes.")
+    passed: bool
+    message: str = Field(
+        "",
+        description=(
+            "When it failed: the author's message, then the first line of what the test"
+            " raised (an assertion's text)."
+        ),
+    )
+
+
 class PartReport(BaseModel):
     """One part of a grading (a problem's graded function, grader/judging/credit.py): its
     verdict (the first failing case's), its cases passed, and its score, 0 to 1."""
@@ -91,6 +112,7 @@ class PartReport(BaseModel):
     total: int = Field(description="Its cases.")
     score: float = Field(description="Its fraction of cases accepted, 0 to 1.")
     message: str = Field("", description="Why the part could not run (its missing function).")
+    diagnosis: str | None = Field(None, description="The known mistake this part matches.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -136,6 +158,11 @@ class GradeReport(BaseModel):
     # (grader.grade.GradingOutcome.draw_to_record); these say how it was graded.
     continued_from_run: bool = False
     run_draw: bool = False
+    tests: list[AuthorTestReport] = Field(
+        default_factory=list, description="The problem's author tests run by this grading."
+    )
+    # Staff only: why the problem's tests.py could not judge (its sandbox's error).
+    tests_error: str = ""
     hidden_output_withheld: bool = Field(
         False, description="A learner's view: output during hidden cases is not shown."
     )
@@ -211,6 +238,19 @@ def _one_or_all(outputs: list[Any] | None) -> Any:
     return outputs[0] if outputs and len(outputs) == 1 else outputs
 
 
+def render_parts(report: GradeReport) -> list[str]:
+    """A problem with several parts: one line each (nothing for one function)."""
+    if len(report.parts) < 2:
+        return []
+    lines = ["", f"Parts (credit {report.credit}):"]
+    for part in report.parts:
+        lines.append(
+            f"  [{headline(part.verdict):>22}] {part.name} (`{part.entry_point}`, weight"
+            f" {part.weight:g}): {part.passed}/{part.total} cases"
+        )
+    return lines
+
+
 def render_text(report: GradeReport) -> str:
     timing = f", {report.seconds:.2f} s" if report.seconds is not None else ""
     lines = [f"{report.problem}: {headline(report.verdict)} (score {report.score:.0%}{timing})"]
@@ -218,17 +258,29 @@ def render_text(report: GradeReport) -> str:
         lines += ["", report.message.rstrip()]
     if report.diagnosis:
         lines += ["", f"Likely mistake: {report.diagnosis}"]
+    lines += render_parts(report)
     if report.cases:
         lines.append("")
     for case in report.cases:
         kind = "hidden" if case.hidden else "sample"
         timing = f" {case.seconds:.3f}s" if case.seconds is not None else ""
-        lines.append(f"  [{headline(case.verdict):>22}] {case.name} ({kind}){timing}")
+        of = f", part {case.part}" if case.part else ""
+        lines.append(f"  [{headline(case.verdict):>22}] {case.name} ({kind}{of}){timing}")
         if case.message:
             lines += [f"      {line}" for line in case.message.rstrip().splitlines()]
         if case.verdict is Verdict.WRONG_ANSWER and not case.hidden and case.expected is not None:
             lines.append(f"      expected: {_one_or_all(case.expected)}")
             lines.append(f"      got:      {_one_or_all(case.actual)}")
+    if report.tests:
+        lines.append("")
+    for number, test in enumerate(report.tests, 1):
+        kind = "hidden" if test.hidden else "visible"
+        outcome = "passed" if test.passed else "failed"
+        lines.append(f"  test {number} {test.name} ({kind}, {test.points:g} points): {outcome}")
+        if test.message:
+            lines += [f"      {line}" for line in test.message.rstrip().splitlines()]
+    if report.tests_error:
+        lines += ["", f"The problem's tests could not run (staff only): {report.tests_error}"]
     if report.stdout:
         lines += ["", "Captured output:", report.stdout.rstrip()]
     if report.hidden_output_withheld:

@@ -47,8 +47,9 @@ BOOTSTRAP = (
     f"import sys; sys.path.insert(0, {JUDGE_DIR!r}); from grader.child.run import main; main()"
 )
 # What a sandbox may start, below grader/child/: a learner's (or an untrusted author's)
-# solutions, or an untrusted author's cases.py (grader/author_code.py).
-PROGRAMS = ("run", "author_cases")
+# solutions, an untrusted author's cases.py (grader/author_code.py), or a problem's
+# tests.py (grader/author_tests.py).
+PROGRAMS = ("run", "author_cases", "author_tests")
 
 
 def bootstrap(program: str) -> str:

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from app.commands.cli import main
 from app.core.db import session_scope
 from app.data import accounts, catalog, courses, problem_folders
+from app.data.course_problem_edits import editor_files
 from app.models import ProblemVersion
 from grader.config import PROJECT_ROOT
 from grader.problems import folders
@@ -155,3 +156,11 @@ def test_the_cli_imports_a_folder_and_exports_a_version(
     assert main(["problems", "import", str(out), "--course", str(course_id)]) == 0
     assert "unchanged, already v1" in capsys.readouterr().out
     assert main(["problems", "export", slug, "--version", "7", "--out", str(out)]) == 2
+
+
+def test_the_editor_shows_a_problems_tests_py_beside_its_cases() -> None:
+    """tests.py is one more author file in the course problem editor, after cases.py."""
+    names = ("mistakes/a.py", "tests.py", "problem.toml", "cases.py", "statement.md")
+    files = {f"problems/c1-x/{name}": b"" for name in names}
+    shown = [file.name for file in editor_files("c1-x", files)]
+    assert shown == ["statement.md", "cases.py", "tests.py", "problem.toml", "mistakes/a.py"]

@@ -156,3 +156,22 @@ def test_validating_an_upload_runs_none_of_its_code(
         hostile[name] = f"open({str(marker)!r}, 'w').close()\n".encode() + hostile[name]
     assert folders.validate([folders.FolderProblem(SLUG, hostile)]) == []
     assert not marker.exists()
+
+
+def test_a_problems_tests_py_travels_is_syntax_checked_and_never_run_by_validation(
+    bank_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    """tests.py is one more author file: exported, imported, its syntax named, its code
+    run only in sandboxes (grader/author_tests.py), never by an import's validation."""
+    marker = tmp_path / "ran"
+    with_tests = dict(bank_files)
+    with_tests[f"problems/{SLUG}/tests.py"] = f"open({str(marker)!r}, 'w').close()\n".encode()
+    exported = folders.export(with_tests, slug=SLUG, name=SLUG)
+    [problem] = folders.read_upload(exported)
+    assert problem.files[f"problems/{SLUG}/tests.py"] == with_tests[f"problems/{SLUG}/tests.py"]
+    assert folders.validate([problem]) == []
+    assert not marker.exists()
+    broken = dict(with_tests)
+    broken[f"problems/{SLUG}/tests.py"] = b"@test(points=1\ndef t(rng):\n    yield []\n"
+    [error] = folders.validate([folders.FolderProblem(SLUG, broken)])
+    assert error.startswith(f"problems/{SLUG}/tests.py, line ")
