@@ -58,6 +58,7 @@ class AssignmentSettings:
     penalty_floor_percent: float = 0.0
     max_points: float = 10.0
     rubric_mode: RubricMode = RubricMode.ADDED  # how its rubric meets the automatic score
+    notebook: str | None = None  # the notebook assignment it is part of (by name)
 
     def normalized(self) -> AssignmentSettings:
         def utc(moment: datetime | None, what: str) -> datetime | None:
@@ -68,6 +69,7 @@ class AssignmentSettings:
             due_at=utc(self.due_at, "due date"),
             opens_at=utc(self.opens_at, "opening time"),
             late_cutoff_at=utc(self.late_cutoff_at, "late cut-off"),
+            notebook=" ".join((self.notebook or "").split()) or None,
         )
 
     def check(self) -> None:
@@ -90,6 +92,10 @@ class AssignmentSettings:
         ):
             if not 0.0 <= value <= 100.0:
                 raise InvalidInputError(f"The {name} is a percentage from 0 to 100.")
+        if self.notebook is not None and (
+            len(self.notebook) > 100 or not self.notebook.isprintable()
+        ):
+            raise InvalidInputError("A notebook's name is at most 100 printable characters.")
         if not 0.0 < self.max_points <= MAX_POINTS:
             raise InvalidInputError(
                 f"An assignment is worth more than 0 and at most {MAX_POINTS:g} points."
@@ -143,6 +149,7 @@ def assign(
     assignment.penalty_floor_percent = wanted.penalty_floor_percent
     assignment.max_points = wanted.max_points
     assignment.rubric_mode = wanted.rubric_mode
+    assignment.notebook = wanted.notebook
     session.flush()
     return assignment
 

@@ -1,6 +1,6 @@
 """Staff comments on learners' submissions. A comment belongs to the course whose
-staff wrote it; its learner reads it beside the submission and is told on the
-problem's page."""
+staff wrote it; its learner reads it beside the submission (beside the lines it is
+anchored to, when it is) and is told on the problem's page."""
 
 from __future__ import annotations
 
@@ -16,19 +16,52 @@ from app.models import Course, Submission, SubmissionComment, User
 BODY_LIMIT = 5_000
 
 
+def line_count(code: str) -> int:
+    """The lines a comment may anchor to, as the code view numbers them (a last line
+    without its newline counts; an empty submission has none)."""
+    return len(code.splitlines())
+
+
+def _check_anchor(code: str, line_start: int | None, line_end: int | None) -> None:
+    if line_start is None and line_end is None:
+        return
+    if line_start is None or line_end is None:
+        raise InvalidInputError("A comment on lines needs both its first and its last line.")
+    lines = line_count(code)
+    if lines == 0:
+        raise InvalidInputError("The submission has no lines to comment on: comment on all of it.")
+    if not 1 <= line_start <= line_end <= lines:
+        raise InvalidInputError(
+            f"Lines {line_start} to {line_end} are not in the submission: its lines are "
+            f"1 to {lines}, and the first line comes before the last."
+        )
+
+
 def add(
-    *, session: Session, course: Course, submission: Submission, author: User, body: str
+    *,
+    session: Session,
+    course: Course,
+    submission: Submission,
+    author: User,
+    body: str,
+    line_start: int | None = None,
+    line_end: int | None = None,
 ) -> SubmissionComment:
+    """A comment on the whole submission, or on its lines ``line_start`` to ``line_end``
+    (1-based, inclusive: one line is start == end)."""
     if not body.strip():
         raise InvalidInputError("A comment cannot be empty.")
     if len(body) > BODY_LIMIT:
         raise InvalidInputError(f"A comment is at most {BODY_LIMIT} characters.")
+    _check_anchor(submission.code, line_start, line_end)
     comment = SubmissionComment(
         course_id=course.id,
         submission_id=submission.id,
         author_id=author.id,
         author_name=author.name,
         body=body.strip(),
+        line_start=line_start,
+        line_end=line_end,
     )
     session.add(comment)
     session.flush()

@@ -8,6 +8,10 @@ course's instructor, it changes only what that course sees (`course_verdicts`,
 app/data/course_submissions.py): another course that holds the same submission,
 and the learner's own pages, keep their verdict. An author or an admin may
 apply it platform-wide instead, which rewrites the submissions themselves.
+
+Manual grades (rubric items, app/data/rubrics.py) stay on the submission they were
+given on whatever a regrade does; where the new automatic verdict moves a submission's
+total, the preview and the result say so ("manual grades kept: total 2 -> 10 of 10").
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app.data import lti_scores, notifications
+from app.data import assignments, lti_scores, notifications, rubrics
 from app.data.course_submissions import SCORE, VERDICT, VERSION_ID, within
 from app.errors import ConflictError, NotFoundError
 from app.models import (
+    Assignment,
     Course,
     CourseVerdict,
     PastVerdict,
@@ -129,6 +134,11 @@ def changes(*, session: Session, regrade: Regrade) -> list[RegradeChange]:
         .join(Submission, Submission.id == RegradeItem.submission_id)
         .join(User, User.id == Submission.user_id)
         .where(RegradeItem.regrade_id == regrade.id)
+    ).all()
+    course = session.get_one(Course, regrade.course_id)
+    assignment = assignments.find(session=session, course=course, problem=regrade.problem)
+    by_hand = rubrics.graded_by_hand(
+        session=session, course=course, submission_ids=[item.submission_id for item, *_ in rows]
     )
     found = [
         RegradeChange(
@@ -139,10 +149,36 @@ def changes(*, session: Session, regrade: Regrade) -> list[RegradeChange]:
             old_score=item.old_score,
             new_verdict=item.new_verdict,
             new_score=item.new_score,
+            manual_note=_manual_note(item, assignment, by_hand.get(item.submission_id)),
         )
         for item, created_at, name in rows
     ]
     return sorted(found, key=lambda c: (not c.changed, c.learner, c.submission_id))
+
+
+def _manual_note(
+    item: RegradeItem, assignment: Assignment | None, graded: tuple[str, float] | None
+) -> str | None:
+    """What a new automatic verdict does to a submission graded by hand (its rubric
+    items stay on it): "manual grades kept: total A -> B of P"; None when it was not
+    graded by hand, is not regraded yet, or its total does not move."""
+    if graded is None or assignment is None or item.new_verdict is None:
+        return None
+    most = assignment.max_points
+
+    def total(score: float | None) -> float:
+        automatic = score or 0.0
+        return (
+            rubrics.combined_score(
+                automatic=automatic, manual_points=graded[1], assignment=assignment
+            )
+            * most
+        )
+
+    before, after = total(item.old_score), total(item.new_score)
+    if round(before, 6) == round(after, 6):
+        return None
+    return f"manual grades kept: total {before:g} -> {after:g} of {most:g}"
 
 
 def keep_past_verdict(

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, and_, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -38,7 +39,7 @@ from app.models import (
     User,
     utcnow,
 )
-from app.vocabulary import RubricAction
+from app.vocabulary import RubricAction, RubricMode
 
 POINTS_LIMIT = 1_000.0
 DESCRIPTION_LIMIT = 500
@@ -252,6 +253,61 @@ def events(
 def manual_points(applied: list[tuple[RubricApplication, RubricItem]]) -> float:
     """The points a submission's applied items give now (removed items give none)."""
     return sum(item.points for _application, item in applied if item.removed_at is None)
+
+
+def combined_score(
+    *, automatic: float, manual_points: float | None, assignment: Assignment
+) -> float:
+    """A submit's score, 0 to 1: ``automatic`` (0 to 1) with the points of the rubric
+    items applied to it (``manual_points`` None: not graded by hand, the automatic score
+    stands). ADDED: the items' points added to the automatic points; REPLACING: the
+    items' points alone. Either way within 0 and the assignment's points."""
+    if manual_points is None:
+        return automatic
+    most = assignment.max_points
+    if assignment.rubric_mode == RubricMode.REPLACING:
+        points = manual_points
+    else:
+        points = automatic * most + manual_points
+    return min(max(points, 0.0), most) / most
+
+
+def graded_by_hand(
+    *, session: Session, course: Course, submission_ids: Select[Any] | list[int]
+) -> dict[int, tuple[str, float]]:
+    """The submits (among ``submission_ids``: ids, or a query of them) staff of this
+    course graded by hand: who, and the points of their applied items still on this
+    course's rubrics. One query, however many submits (a grading marked in another
+    course of the learner's does not count here)."""
+    points = (
+        select(func.coalesce(func.sum(RubricItem.points), 0.0))
+        .join(RubricApplication, RubricApplication.item_id == RubricItem.id)
+        .join(Assignment, Assignment.id == RubricItem.assignment_id)
+        .where(
+            RubricApplication.submission_id == ManualGrading.submission_id,
+            RubricItem.removed_at.is_(None),
+            Assignment.course_id == course.id,
+        )
+        .scalar_subquery()
+    )
+    marked_here = exists().where(
+        and_(
+            RubricEvent.submission_id == ManualGrading.submission_id,
+            RubricEvent.course_id == course.id,
+            RubricEvent.action == RubricAction.MARKED_GRADED,
+        )
+    )
+    wanted = (
+        submission_ids.scalar_subquery() if isinstance(submission_ids, Select) else submission_ids
+    )
+    if isinstance(wanted, list) and not wanted:
+        return {}
+    rows = session.execute(
+        select(ManualGrading.submission_id, ManualGrading.graded_by_name, points).where(
+            ManualGrading.submission_id.in_(wanted), marked_here
+        )
+    )
+    return {sid: (name, float(total)) for sid, name, total in rows}
 
 
 def _checked(points: float, description: str) -> tuple[float, str]:

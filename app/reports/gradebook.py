@@ -7,7 +7,7 @@ count; the *final* score is the best of each counted submit's score times what i
 lateness keeps (so an on-time partial answer can beat a penalised full one), unless
 staff overrode it. Both are 0 to 1 of the assignment's points.
 
-A submit's score is its *combined* one (``combined_score``): the automatic score with
+A submit's score is its *combined* one (app/data/rubrics.py ``combined_score``): the automatic score with
 the rubric items staff applied to it, as the assignment's rubric mode says; a submit
 nobody graded by hand scores its automatic score alone, as before rubrics."""
 
@@ -18,25 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, select
+from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
-from app.data import assignments, courses, extensions, lti_scores, overrides
+from app.data import assignments, courses, extensions, lti_scores, overrides, rubrics
 from app.data.course_submissions import SCORE, VERDICT, within
-from app.models import (
-    Assignment,
-    Course,
-    Extension,
-    ManualGrading,
-    RubricApplication,
-    RubricEvent,
-    RubricItem,
-    ScoreOverride,
-    Submission,
-    User,
-)
+from app.models import Assignment, Course, Extension, ScoreOverride, Submission, User
 from app.reports.windows import CourseWindows
-from app.vocabulary import GradeStatus, RubricAction, RubricMode, SubmissionStatus
+from app.vocabulary import GradeStatus, SubmissionStatus
 from grader.child.verdicts import Verdict
 
 
@@ -163,7 +152,9 @@ def grade_matrix(
             query = query.where(Submission.problem == problem)
         return query
 
-    by_hand = _graded_by_hand(session, course, counted(Submission.id))
+    by_hand = rubrics.graded_by_hand(
+        session=session, course=course, submission_ids=counted(Submission.id)
+    )
     rubric = {a.problem: a for a in problems}
     query = counted(
         Submission.id,
@@ -187,7 +178,7 @@ def grade_matrix(
         automatic = submission.score or 0.0
         graded = by_hand.get(submission.id)
         manual = None if graded is None else graded[1]
-        score = combined_score(
+        score = rubrics.combined_score(
             automatic=automatic, manual_points=manual, assignment=rubric[submission.problem]
         )
         accepted = submission.verdict == Verdict.ACCEPTED
@@ -215,53 +206,9 @@ def grade_matrix(
     return matrix
 
 
-def combined_score(
-    *, automatic: float, manual_points: float | None, assignment: Assignment
-) -> float:
-    """A submit's score, 0 to 1: ``automatic`` (0 to 1) with the points of the rubric
-    items applied to it (``manual_points`` None: not graded by hand, the automatic score
-    stands). ADDED: the items' points added to the automatic points; REPLACING: the
-    items' points alone. Either way within 0 and the assignment's points."""
-    if manual_points is None:
-        return automatic
-    most = assignment.max_points
-    if assignment.rubric_mode == RubricMode.REPLACING:
-        points = manual_points
-    else:
-        points = automatic * most + manual_points
-    return min(max(points, 0.0), most) / most
-
-
-def _graded_by_hand(
-    session: Session, course: Course, submission_ids: Select[Any]
-) -> dict[int, tuple[str, float]]:
-    """The submits (among ``submission_ids``) staff of this course graded by hand: who,
-    and the points of their applied items that are still on this course's rubrics. One
-    query, however many submits."""
-    points = (
-        select(func.coalesce(func.sum(RubricItem.points), 0.0))
-        .join(RubricApplication, RubricApplication.item_id == RubricItem.id)
-        .join(Assignment, Assignment.id == RubricItem.assignment_id)
-        .where(
-            RubricApplication.submission_id == ManualGrading.submission_id,
-            RubricItem.removed_at.is_(None),
-            Assignment.course_id == course.id,
-        )
-        .scalar_subquery()
-    )
-    marked_here = exists().where(
-        and_(
-            RubricEvent.submission_id == ManualGrading.submission_id,
-            RubricEvent.course_id == course.id,
-            RubricEvent.action == RubricAction.MARKED_GRADED,
-        )
-    )
-    rows = session.execute(
-        select(ManualGrading.submission_id, ManualGrading.graded_by_name, points).where(
-            ManualGrading.submission_id.in_(submission_ids.scalar_subquery()), marked_here
-        )
-    )
-    return {sid: (name, float(total)) for sid, name, total in rows}
+# A submit's combined score, 0 to 1 (defined beside the rubric data, where regrades
+# read it too): the grade book, its pages and the grading view all count it so.
+combined_score = rubrics.combined_score
 
 
 def final_score(*, session: Session, course: Course, user_id: int, problem: str) -> float | None:

@@ -309,6 +309,11 @@ class RegradeChange(BaseModel):
     old_score: float | None
     new_verdict: str | None
     new_score: float | None
+    manual_note: str | None = Field(
+        None,
+        description='Graded by hand and the total moves: "manual grades kept: total 7.5 -> 9'
+        ' of 10" (the rubric items stay on the submission).',
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

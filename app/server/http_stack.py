@@ -18,6 +18,7 @@ from app.core.config import grader_settings, settings
 from app.core.csv_uploads import CSV_UPLOAD_BYTES
 from app.core.sessions import secret_key
 from app.data import web_sessions
+from app.grading import notebooks
 
 log = logging.getLogger("jaxjudge.requests")
 
@@ -89,6 +90,14 @@ def install_middleware(app: FastAPI) -> None:
         default=settings.max_request_bytes,
         limits={
             ("POST", "/api/submissions"): 2 * grader_settings.max_source_bytes + 64 * 1024,
+            # A learner's notebook (multipart), alone or for a course's notebook assignment.
+            **{
+                ("POST", path): notebooks.MAX_NOTEBOOK_BYTES + 64 * 1024
+                for path in (
+                    "/api/submissions/notebook",
+                    r"/(api/)?courses/\d+/notebook-submissions",
+                )
+            },
             # The course problem editor posts every file of a problem, percent-encoded.
             ("POST", r"/courses/\d+/authoring/[a-z0-9-]+"): 3 * settings.course_problem_bytes,
             # A zip of problem folders, and a git host's push event (GitHub's can be large).

@@ -6,16 +6,19 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request, status
+from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import select
 
+from app.core.config import grader_settings, settings
 from app.core.downloads import csv_response
 from app.core.request_db import SessionDep
 from app.core.throttle import client_address
-from app.data import assignments, catalog, courses, members
+from app.data import assignments, catalog, courses, mail, members
 from app.data.assignments import AssignmentSettings, PastDueError
-from app.errors import DomainError, InvalidInputError, NotFoundError
+from app.errors import DomainError, ForbiddenError, InvalidInputError, NotFoundError
+from app.grading import notebook_submissions, notebooks
+from app.grading.notifications import announce_new_work
 from app.models import Assignment, Course, Submission, User, utcnow
 from app.reports import deadlines, export_ids, exports, gradebook
 from app.vocabulary import STAFF_ROLES, GradeStatus, LatePolicy, MemberRole, RubricMode
@@ -157,6 +160,7 @@ def _course_page(
                 and cells[a.problem].status not in (GradeStatus.SOLVED, GradeStatus.LATE)
             ],
             "earlier": _earlier_work(session, course, user, found),
+            "notebooks": notebook_submissions.notebook_names(session=session, course=course),
         }
     return page(request, "course.html", user, status_code, **context)
 
@@ -204,6 +208,7 @@ def _form_of(assignment: Assignment) -> dict[str, str]:
         "penalty_floor": f"{assignment.penalty_floor_percent:g}",
         "points": f"{assignment.max_points:g}",
         "rubric_mode": assignment.rubric_mode,
+        "notebook": assignment.notebook or "",
     }  # fmt: skip
 
 
@@ -241,6 +246,7 @@ def assign_problem(
     penalty_floor: Annotated[str, Form()] = "",
     points: Annotated[str, Form()] = "",
     rubric_mode: Annotated[str, Form()] = RubricMode.ADDED,
+    notebook: Annotated[str, Form(max_length=200)] = "",
     confirm_past_due: Annotated[str, Form()] = "",
 ) -> Response:
     course = access.course
@@ -249,7 +255,7 @@ def assign_problem(
     form = {
         "problem": problem, "due": due, "opens": opens, "late_policy": late_policy,
         "cutoff": cutoff, "penalty_percent": penalty_percent, "penalty_unit": penalty_unit,
-        "penalty_floor": penalty_floor, "points": points,
+        "penalty_floor": penalty_floor, "points": points, "notebook": notebook,
         "rubric_mode": rubric_mode,
     }  # fmt: skip
     view = {"sort": "name", "q": "", "show": "all"}
@@ -268,6 +274,7 @@ def assign_problem(
             penalty_floor_percent=_number(penalty_floor, "penalty floor", 0.0),
             max_points=_number(points, "points", 10.0),
             rubric_mode=RubricMode(rubric_mode),
+            notebook=notebook or None,
         )
         assignments.assign(
             session=session,
@@ -286,6 +293,53 @@ def assign_problem(
         )
     gradebook.grades_changed(session=session, course=course, problem=problem)
     return _back(course.id)
+
+
+@router.post("/courses/{course_id}/notebook-submissions", response_class=HTMLResponse)
+def submit_notebook(
+    request: Request,
+    session: SessionDep,
+    access: CourseMember,
+    _csrf: CsrfChecked,
+    name: Annotated[str, Form(max_length=100)],
+    notebook: UploadFile,
+) -> Response:
+    """One .ipynb for a notebook assignment: a submission per problem it defines,
+    listed on the course page with what was left out (or why none was made)."""
+    view = {"sort": "name", "q": "", "show": "all"}
+    raw = notebook.file.read(notebooks.MAX_NOTEBOOK_BYTES + 1)
+    try:
+        if len(raw) > notebooks.MAX_NOTEBOOK_BYTES:
+            raise InvalidInputError(
+                f"The notebook is larger than {notebooks.MAX_NOTEBOOK_BYTES // 1024} KiB."
+            )
+        if settings.require_verified_email and mail.mail_address(access.user) is None:
+            raise ForbiddenError(
+                "Confirm your email first: follow the link mailed to you (your account page"
+                " sends it again)."
+            )
+        outcomes = notebook_submissions.submit_course_notebook(
+            session=session,
+            user=access.user,
+            course=access.course,
+            name=name,
+            raw=raw,
+            max_source_bytes=grader_settings.max_source_bytes,
+            max_queued=settings.max_queued_per_user,
+            max_submits_per_hour=settings.max_submits_per_hour,
+            client_key=None,
+        )
+        session.commit()
+    except DomainError as error:
+        session.rollback()
+        return _course_page(
+            request, session, access, view=view, status_code=error.status, error=str(error)
+        )
+    if any(o.submission is not None for o in outcomes):
+        announce_new_work()
+    return _course_page(
+        request, session, access, view=view, notebook_result={"name": name, "outcomes": outcomes}
+    )
 
 
 @router.post("/courses/{course_id}/assignments/{slug}/remove")

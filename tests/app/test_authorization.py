@@ -136,6 +136,9 @@ DECISIONS: dict[str, dict[str, str]] = {
     "DELETE /api/problems/{slug}/complete": signed_in(),
     "GET /api/tracks": signed_in(),
     "POST /api/submissions": signed_in(),
+    # A notebook upload (multipart; these calls send none: 422 past the guards).
+    "POST /api/submissions/notebook": signed_in(),
+    "POST /api/courses/{course_id}/notebook-submissions": COURSE_MEMBERS,
     "GET /api/submissions/{submission_id}": only("learner", others="hidden"),
     "GET /api/submissions/{submission_id}/events": only("learner", others="hidden"),
     "GET /api/tokens": signed_in(),
@@ -210,6 +213,7 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/join": signed_in(),
     "GET /courses/{course_id}": COURSE_MEMBERS,
     "POST /courses/{course_id}/assignments": COURSE_INSTRUCTORS,
+    "POST /courses/{course_id}/notebook-submissions": COURSE_MEMBERS,
     "GET /courses/{course_id}/grades.csv": COURSE_STAFF,
     "GET /courses/{course_id}/grades-ids.csv": COURSE_STAFF,
     "GET /courses/{course_id}/submissions.csv": COURSE_STAFF,

@@ -12,12 +12,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.core.db import session_scope
-from app.data import accounts, assignments, catalog, courses, regrades
+from app.data import accounts, assignments, catalog, courses, regrades, rubrics
 from app.data import submissions as submission_data
 from app.data.course_submissions import VERDICT, VERSION_ID, within
 from app.grading.runs import FunctionGrader, GradeFunction
 from app.grading.worker import EmbeddedWorkers
 from app.models import Course, PastVerdict, Regrade, Submission, User
+from app.reports import gradebook
 from grader.child.verdicts import Mode, Verdict
 from grader.grade import grade
 from grader.judging.report import GradeReport
@@ -350,3 +351,46 @@ def test_a_course_is_regraded_only_against_a_live_or_checked_version(
     assert "neither live nor checked" in refused.text
     with session_scope() as session:
         assert session.scalars(select(Regrade)).all() == []
+
+
+def test_a_regrade_keeps_manual_grades_and_says_how_the_total_moves(
+    browser: TestClient, course: int, private_bank: Path
+) -> None:
+    """ada's submit carries a +2 rubric item: the new automatic verdict moves her total
+    from 2 to 10 (of 10, capped), and the preview, the API and the result say so; the
+    item stays on the submission. bob, not graded by hand, gets no such line."""
+    with session_scope() as session:
+        the_course = session.get_one(Course, course)
+        teacher = accounts.user_by_name(session=session, name="teacher")
+        assert teacher is not None
+        assignment = assignments.assigned(session=session, course=the_course, slug=BANK_SLUG)
+        item = rubrics.add_item(session=session, course=the_course, assignment=assignment,
+                                points=2, description="explains the shapes", by=teacher)  # fmt: skip
+        ada_submit = session.scalars(
+            select(Submission).join(User, User.id == Submission.user_id).where(User.name == "ada")
+        ).one()
+        rubrics.apply(session=session, course=the_course, submission=ada_submit, item_id=item.id, by=teacher)  # fmt: skip
+        ada_id = ada_submit.user_id
+    assert new_version(private_bank, statement=FIXED) == 2
+    token = sign_in(browser, "teacher")
+    page_url = browser.post(
+        f"/courses/{course}/problems/{BANK_SLUG}/regrades",
+        data={"version": "2", "csrf_token": token},
+        follow_redirects=False,
+    ).headers["location"]
+    drain(fixed_only)
+    note = "manual grades kept: total 2 -&gt; 10 of 10"
+    preview = browser.get(page_url).text
+    assert preview.count(note) == 1  # ada's row only
+    regrade_id = page_url.rsplit("/", 1)[-1]
+    api = browser.get(f"/api/courses/{course}/regrades/{regrade_id}").json()
+    assert {c["learner"]: c["manual_note"] for c in api["changes"]} == {
+        "ada": "manual grades kept: total 2 -> 10 of 10",
+        "bob": None,
+    }
+    assert browser.post(page_url + "/apply", data={"csrf_token": token}).status_code == 200
+    assert browser.get(page_url).text.count(note) == 1  # the result says it too
+    with session_scope() as session:
+        the_course = session.get_one(Course, course)
+        cell = gradebook.grade_matrix(session=session, course=the_course).cells[(ada_id, BANK_SLUG)]
+        assert (cell.final_score, cell.manual_points, cell.automatic_score) == (1.0, 2.0, 1.0)

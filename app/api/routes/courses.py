@@ -7,9 +7,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, Depends, File, Form, Header, Request, Response, UploadFile, status
 
 from app.api.deps import CurrentUser
+from app.api.routes.submissions import read_notebook_upload, require_confirmed_email
+from app.core.config import grader_settings, settings
 from app.core.downloads import csv_response
 from app.core.request_db import SessionDep
 from app.core.throttle import client_address
@@ -17,6 +19,7 @@ from app.data import assignments, catalog, comments, courses, members, overrides
 from app.data.assignments import AssignmentSettings
 from app.data.courses import CourseAccess
 from app.errors import NotFoundError
+from app.grading import notebook_submissions
 from app.grading.notifications import announce_new_work
 from app.models import Course, Regrade, User
 from app.reports import exports, gradebook, timeline
@@ -40,6 +43,7 @@ from app.schemas.courses import (
     Timeline,
     TimelineEntryPublic,
 )
+from app.schemas.learners import CourseNotebookSubmitted, NotebookProblemSubmitted
 from app.vocabulary import STAFF_ROLES, MemberRole
 
 router = APIRouter(prefix="/api/courses", tags=["courses"])
@@ -341,3 +345,52 @@ def discard_regrade(regrade_id: int, access: Instructor, session: SessionDep) ->
     regrade = regrades.in_course(session=session, course=access.course, regrade_id=regrade_id)
     regrades.discard(session=session, regrade=regrade)
     return _regrade_public(session, regrade)
+
+
+@router.post(
+    "/{course_id}/notebook-submissions",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=CourseNotebookSubmitted,
+)
+def submit_course_notebook(
+    request: Request,
+    access: Member,
+    session: SessionDep,
+    name: Annotated[str, Form(max_length=100, description="The notebook assignment's name.")],
+    notebook: Annotated[UploadFile, File(description="The .ipynb file (nbformat 4).")],
+    idempotency_key: Annotated[str | None, Header(max_length=64)] = None,
+) -> CourseNotebookSubmitted:
+    """One upload for a notebook assignment (multipart/form-data): one submission per
+    problem whose entry points the notebook defines, each graded as if typed; each
+    problem without one says why. Read each with ``GET /api/submissions/{id}``."""
+    raw = read_notebook_upload(notebook)
+    require_confirmed_email(access.user)
+    outcomes = notebook_submissions.submit_course_notebook(
+        session=session,
+        user=access.user,
+        course=access.course,
+        name=name,
+        raw=raw,
+        max_source_bytes=grader_settings.max_source_bytes,
+        max_queued=settings.max_queued_per_user,
+        max_submits_per_hour=settings.max_submits_per_hour,
+        client_key=idempotency_key,
+    )
+    session.commit()
+    if any(o.submission is not None for o in outcomes):
+        announce_new_work()
+    return CourseNotebookSubmitted(
+        notebook=name,
+        submissions=[
+            NotebookProblemSubmitted(
+                problem=o.problem,
+                title=o.title,
+                id=o.submission.id if o.submission else None,
+                reason=o.reason,
+                cells=o.extracted.cells if o.extracted else [],
+                notes=o.extracted.notes if o.extracted else [],
+                missing=o.extracted.missing if o.extracted else [],
+            )
+            for o in outcomes
+        ],
+    )
