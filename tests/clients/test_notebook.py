@@ -144,3 +144,60 @@ def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
     said = "".join(o.get("text", "") for o in cells[5]["outputs"] if o.get("name") == "stderr")
     assert said.startswith("UsageError: jaxjudge: the server answered 404"), cells[5]["outputs"]
     assert said.strip().count("\n") == 0 and "Traceback" not in said
+
+
+# A learner's notebook: the entry point across cells, a magic and a shell escape between
+# them, a helper redefined (the last one counts), a call at the top level that would
+# need jax (this kernel has none: the server must drop it, not run it).
+WORK = [
+    "# My solution\nimport math",
+    "def make_grad_fn():\n    raise RuntimeError('the first try: replaced below')",
+    "%time warm = 1\n!echo shell says hello",
+    "def make_grad_fn():\n    import jax\n    import jax.numpy as jnp\n\n"
+    "    return jax.grad(lambda w, x, y: jnp.sum((w * x - y) ** 2))",
+    "%%capture\nprint('a cell magic: the whole cell goes')",
+    "def microbatched_grads(w, b, x_full, y_full, n_microbatches):\n"
+    "    import jax.numpy as jnp\n    from jax import lax\n\n"
+    "    n = int(n_microbatches)\n    grad_fn = make_grad_fn()\n\n"
+    "    def step(acc, chunk):\n        return acc + grad_fn(w, *chunk), None\n\n"
+    "    total, _ = lax.scan(step, jnp.zeros(()), (x_full.reshape(n, -1), y_full.reshape(n, -1)))\n"
+    "    return total",
+    "try:\n    microbatched_grads(1.0, 0.0, None, None, 2)\nexcept ImportError:\n    print('no jax here')",
+]
+
+
+def test_a_saved_notebook_file_is_submitted_from_the_kernel(
+    server: tuple[Server, str],
+    kernel_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The learner's notebook runs on a real kernel and is saved with nbformat; the
+    saved file is then submitted from a kernel with the client's magic."""
+    running, token = server
+    monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
+    monkeypatch.setenv("JAXJUDGE_SERVER", running.url)
+    monkeypatch.setenv("JAXJUDGE_TOKEN", token)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    made = [nbformat.v4.new_code_cell(c) for c in WORK]  # type: ignore[no-untyped-call]
+    work = nbformat.v4.new_notebook(cells=made)  # type: ignore[no-untyped-call]
+    NotebookClient(
+        work, kernel_name="colab-like", timeout=300, startup_timeout=300,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()  # fmt: skip
+    said = "".join(o.get("text", "") for c in work.cells for o in c["outputs"])
+    assert "shell says hello" in said and "no jax here" in said  # it really ran
+    nbformat.write(work, tmp_path / "work.ipynb")  # type: ignore[no-untyped-call]
+
+    cells = executed(
+        ["%load_ext jaxjudge_client", f"%jaxjudge submit {SLUG} --notebook work.ipynb"],
+        kernel_path,
+        tmp_path,
+    )
+    shown = final(cells[1])["text/plain"]
+    assert f"{SLUG}: Accepted" in shown, cells[1]["outputs"]
+    assert "from the notebook's cells 4, 6" in shown
+    assert "left out: cell 3, line 2: shell escape '!echo shell says hello' dropped" in shown
+    assert "left out: cell 5: cell magic '%%capture' dropped the cell" in shown
+    assert "left out: cell 2: 'def make_grad_fn():' left out (defined again later)" in shown
+    assert "Accepted" in final(cells[1])["text/html"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from jaxjudge_client import connection, render, sources, verdicts
@@ -29,7 +30,58 @@ def _progress(answer: verdicts.Answer, waited: float) -> None:
         print(f"\r{verdicts.stage(answer, waited):<40}", end="", file=sys.stderr, flush=True)
 
 
+def _notebook(path: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as error:
+        raise CommandError(f"cannot read the notebook {path!r}: {error.strerror}") from None
+
+
+def cmd_course_notebook(args: argparse.Namespace) -> int:
+    if args.slug or args.source or args.code or args.command != "submit" or not args.notebook:
+        raise CommandError(
+            "a notebook assignment is sent with: submit --course ID --notebook-assignment NAME"
+            " --notebook PATH (no slug, no code)"
+        )
+    link = connection.resolve(args.server, args.token)
+    results = verdicts.submit_course_notebook(
+        link.client(timeout=args.http_timeout), args.course, args.notebook_assignment or "",
+        _notebook(args.notebook), os.path.basename(args.notebook), timeout=args.timeout,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps([{"submitted": made, "answer": answer} for made, answer in results]))
+    for made, answer in [] if args.json else results:
+        print(f"{made.get('title') or made.get('problem')}:")
+        if answer is None:
+            print(f"  not submitted: {made.get('reason')}")
+            continue
+        print("\n".join([*verdicts.notebook_lines(made), render.text(answer)]))
+    accepted = all(a is not None and a.get("verdict") == "accepted" for _m, a in results)
+    return EXIT_OK if accepted else EXIT_FAILED
+
+
 def cmd_send(args: argparse.Namespace) -> int:
+    if args.course is not None or args.notebook_assignment is not None:
+        return cmd_course_notebook(args)
+    if not args.slug:
+        raise CommandError("name the problem, e.g. submit nnx-grad-accumulation FILE")
+    if args.notebook is not None:
+        if args.source is not None or args.code is not None:
+            raise CommandError("give a notebook (--notebook) or code, not both")
+        link = connection.resolve(args.server, args.token)
+        answer, made = verdicts.submit_notebook(
+            link.client(timeout=args.http_timeout), args.slug, _notebook(args.notebook),
+            os.path.basename(args.notebook), mode=args.command, timeout=args.timeout,
+            progress=None if args.json else _progress,
+        )  # fmt: skip
+        if sys.stderr.isatty() and not args.json:
+            print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
+        if args.json:
+            print(json.dumps({**answer, "notebook": made}))
+        else:
+            print("\n".join([*verdicts.notebook_lines(made), render.text(answer)]))
+        return EXIT_OK if answer.get("verdict") == "accepted" else EXIT_FAILED
     code = _code(args)
     link = connection.resolve(args.server, args.token)
     answer = verdicts.submit(
@@ -90,10 +142,19 @@ def parser() -> argparse.ArgumentParser:
         ("run", "run the samples only and print what they gave"),
     ):
         send = commands.add_parser(name, parents=[common], help=summary)
-        send.add_argument("slug", help="the problem, e.g. nnx-grad-accumulation")
+        send.add_argument("slug", nargs="?", help="the problem, e.g. nnx-grad-accumulation")
         send.add_argument("source", nargs="?", help="a file of code, or - for standard input")
         send.add_argument("--code", default=None, help="the code itself, as a string")
         send.add_argument("--timeout", type=float, default=300.0, help="seconds to wait")
+        send.add_argument(
+            "--notebook", default=None, help="a saved .ipynb: the server takes the code from it"
+        )
+        send.add_argument("--course", type=int, default=None, help="with --notebook-assignment")
+        send.add_argument(
+            "--notebook-assignment",
+            default=None,
+            help="a course's notebook assignment: one .ipynb for its problems",
+        )
         send.set_defaults(handler=cmd_send)
     status = commands.add_parser("status", parents=[common], help="a submission's state")
     status.add_argument("submission", type=int)

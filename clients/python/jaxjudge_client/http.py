@@ -82,6 +82,30 @@ def _advice(code: int, server: str) -> str:
     return ""
 
 
+class Upload:
+    """A multipart/form-data body: text fields and one file."""
+
+    def __init__(self, fields: dict[str, str], name: str, filename: str, content: bytes) -> None:
+        self.fields, self.name, self.filename, self.content = fields, name, filename, content
+
+    def encoded(self) -> tuple[bytes, str]:
+        boundary = uuid.uuid4().hex
+        parts = []
+        for key, value in self.fields.items():
+            parts.append(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'
+                f"{value}\r\n".encode()
+            )
+        safe = self.filename.replace('"', "_").replace("\r", "_").replace("\n", "_")
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{self.name}";'
+            f' filename="{safe}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode()
+            + self.content
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
 class ApiClient:
     def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
         self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
@@ -94,14 +118,18 @@ class ApiClient:
         *,
         text: bool = False,
         csv_body: str | None = None,
+        upload: Upload | None = None,
     ) -> Any:
         """The answer's JSON (``text``: its body as text, for CSV exports); ``csv_body``
-        is sent as text/csv instead of a JSON body (CSV uploads)."""
+        is sent as text/csv instead of a JSON body (CSV uploads), ``upload`` as
+        multipart/form-data (a notebook)."""
         url = f"{self.server}{path}"
         data = json.dumps(body).encode() if body is not None else None
         kind = "application/json"
         if csv_body is not None:
             data, kind = csv_body.encode("utf-8"), "text/csv"
+        if upload is not None:
+            data, kind = upload.encoded()
         headers = {"Authorization": f"Bearer {self.token}", "Content-Type": kind}
         if method == "POST":
             headers["Idempotency-Key"] = uuid.uuid4().hex  # the same for every retry

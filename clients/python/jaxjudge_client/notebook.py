@@ -10,6 +10,15 @@ sends the cell's code (it is not run here), or
 
 sends a function already defined in the notebook, with its source and the
 notebook's top-level imports. ``run`` instead of ``submit`` runs the samples only.
+
+    %jaxjudge submit nnx-grad-accumulation --notebook work.ipynb
+
+sends a saved notebook file: the server reads its code cells (never runs them), drops
+magics and shell escapes, keeps what the entry point needs, and says what it left
+out. A course's notebook assignment (several problems, one file):
+
+    %jaxjudge submit --course 3 --notebook-assignment "Week 1" --notebook work.ipynb
+
 The stages show while the server grades; the verdict is the cell's output (HTML in
 a notebook, text elsewhere). A missing token is asked for without echo and kept in
 the kernel's memory only, never in the notebook. Errors are one line, no traceback.
@@ -19,7 +28,9 @@ from __future__ import annotations
 
 import ast
 import getpass
+import html
 import inspect
+import os
 import shlex
 from typing import Any
 
@@ -45,6 +56,90 @@ class Verdict:
 
     def _repr_html_(self) -> str:
         return render.html(self.answer, server=self.server)
+
+
+class NotebookVerdict(Verdict):
+    """A notebook file's verdict: what the server took from it, then the verdict."""
+
+    def __init__(self, answer: dict[str, Any], server: str, made: dict[str, Any]) -> None:
+        super().__init__(answer, server)
+        self.made = made
+
+    def __repr__(self) -> str:
+        return "\n".join([*verdicts.notebook_lines(self.made), render.text(self.answer)])
+
+    def _repr_html_(self) -> str:
+        lines = "".join(
+            f"<li>{html.escape(line)}</li>" for line in verdicts.notebook_lines(self.made)
+        )
+        return f"<ul>{lines}</ul>" + render.html(self.answer, server=self.server)
+
+
+class CourseNotebookVerdicts:
+    """A notebook assignment's upload: each problem's verdict, or why none was made."""
+
+    def __init__(self, results: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
+        self.results = results
+
+    @property
+    def accepted(self) -> bool:
+        return all(a is not None and a.get("verdict") == "accepted" for _m, a in self.results)
+
+    def __repr__(self) -> str:
+        blocks = []
+        for made, answer in self.results:
+            head = f"{made.get('title') or made.get('problem')}:"
+            if answer is None:
+                blocks.append(f"{head} not submitted: {made.get('reason')}")
+            else:
+                lines = [head, *verdicts.notebook_lines(made), render.text(answer)]
+                blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+
+def submit_notebook(
+    problem: str,
+    path: str,
+    *,
+    mode: str = "submit",
+    server: str | None = None,
+    token: str | None = None,
+    timeout: float = 300.0,
+) -> NotebookVerdict:
+    """Send the notebook file at ``path`` for ``problem`` and wait for the verdict."""
+    link = _connection(server, token)
+    shown = _StageDisplay()
+    answer, made = verdicts.submit_notebook(
+        link.client(), problem, _read(path), os.path.basename(path), mode=mode,
+        timeout=timeout, progress=shown.update,
+    )  # fmt: skip
+    shown.close()
+    return NotebookVerdict(answer, link.server, made)
+
+
+def submit_course_notebook(
+    course: int,
+    name: str,
+    path: str,
+    *,
+    server: str | None = None,
+    token: str | None = None,
+    timeout: float = 300.0,
+) -> CourseNotebookVerdicts:
+    """Send the notebook file at ``path`` for the course's notebook assignment ``name``."""
+    link = _connection(server, token)
+    results = verdicts.submit_course_notebook(
+        link.client(), course, name, _read(path), os.path.basename(path), timeout=timeout
+    )
+    return CourseNotebookVerdicts(results)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as error:
+        raise CommandError(f"cannot read the notebook {path!r}: {error.strerror}") from None
 
 
 def submit(
@@ -146,17 +241,49 @@ def load_ipython_extension(shell: Any) -> None:
     from IPython.core.magic import register_line_cell_magic
 
     @register_line_cell_magic
-    def jaxjudge(line: str, cell: str | None = None) -> Verdict | None:
+    def jaxjudge(line: str, cell: str | None = None) -> Any:
         """%%jaxjudge submit|run SLUG [--server URL] [--token T]   (the cell's code)
-        %jaxjudge submit|run SLUG --function NAME                  (a defined function)"""
+        %jaxjudge submit|run SLUG --function NAME                  (a defined function)
+        %jaxjudge submit|run SLUG --notebook PATH                  (a saved .ipynb)
+        %jaxjudge submit --course ID --notebook-assignment NAME --notebook PATH"""
         try:
             words = shlex.split(line)
             if len(words) < 2 or words[0] not in ("submit", "run"):
                 raise CommandError(
-                    "use %%jaxjudge submit SLUG (the cell's code) or"
-                    " %jaxjudge submit SLUG --function NAME"
+                    "use %%jaxjudge submit SLUG (the cell's code),"
+                    " %jaxjudge submit SLUG --function NAME or --notebook PATH"
                 )
-            mode, problem, options = words[0], words[1], _options(words[2:])
+            if words[1].startswith("--"):  # a course's notebook assignment: no slug
+                mode, problem, options = words[0], "", _options(words[1:])
+            else:
+                mode, problem, options = words[0], words[1], _options(words[2:])
+            server, token = options.get("server"), options.get("token")
+            if "notebook-assignment" in options or "course" in options:
+                if problem or mode != "submit" or cell is not None:
+                    raise CommandError(
+                        "a notebook assignment is sent with %jaxjudge submit --course ID"
+                        " --notebook-assignment NAME --notebook PATH (no slug)"
+                    )
+                if not options.get("course", "").isdigit() or "notebook" not in options:
+                    raise CommandError(
+                        "give --course ID (a number), --notebook-assignment NAME and"
+                        " --notebook PATH"
+                    )
+                return submit_course_notebook(
+                    int(options["course"]),
+                    options.get("notebook-assignment", ""),
+                    options["notebook"],
+                    server=server,
+                    token=token,
+                )
+            if not problem:
+                raise CommandError("name the problem: %jaxjudge submit SLUG ...")
+            if "notebook" in options:
+                if cell is not None or "function" in options:
+                    raise CommandError("--notebook sends a file: not with a cell or --function")
+                return submit_notebook(
+                    problem, options["notebook"], mode=mode, server=server, token=token
+                )
             if cell is not None:
                 code = cell
             elif "function" in options:
@@ -176,12 +303,17 @@ def load_ipython_extension(shell: Any) -> None:
     del jaxjudge
 
 
+_OPTIONS = (
+    "--function", "--notebook", "--course", "--notebook-assignment", "--server", "--token",
+)  # fmt: skip
+
+
 def _options(words: list[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     pairs = iter(words)
     for word in pairs:
-        if word not in ("--function", "--server", "--token"):
-            raise CommandError(f"unknown option {word!r} (--function, --server, --token)")
+        if word not in _OPTIONS:
+            raise CommandError(f"unknown option {word!r} ({', '.join(_OPTIONS)})")
         value = next(pairs, None)
         if value is None:
             raise CommandError(f"{word} needs a value")

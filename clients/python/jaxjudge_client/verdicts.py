@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable
 
 from jaxjudge_client.errors import CommandError
-from jaxjudge_client.http import ApiClient
+from jaxjudge_client.http import ApiClient, Upload
 
 Answer = dict[str, Any]  # GET /api/submissions/{id}, as JSON
 Progress = Callable[[Answer, float], None]  # the latest answer, seconds since submitting
@@ -56,6 +56,55 @@ def submit(
         "POST", "/api/submissions", {"problem": problem, "code": code, "mode": mode}
     )
     return wait(client, int(created["id"]), timeout=timeout, progress=progress)
+
+
+def submit_notebook(
+    client: ApiClient,
+    problem: str,
+    content: bytes,
+    filename: str,
+    *,
+    mode: str = "submit",
+    timeout: float = 300.0,
+    progress: Progress | None = None,
+) -> tuple[Answer, Answer]:
+    """Send a notebook (.ipynb) for ``problem``: the server takes the entry points' code
+    from it. The finished answer, and what the server said of the notebook (``cells``,
+    ``notes``: what it left out, ``missing``)."""
+    upload = Upload({"problem": problem, "mode": mode}, "notebook", filename, content)
+    created = client.request("POST", "/api/submissions/notebook", upload=upload)
+    answer = wait(client, int(created["id"]), timeout=timeout, progress=progress)
+    return answer, created
+
+
+def submit_course_notebook(
+    client: ApiClient,
+    course: int,
+    name: str,
+    content: bytes,
+    filename: str,
+    *,
+    timeout: float = 300.0,
+) -> list[tuple[Answer, Answer | None]]:
+    """Send a notebook for a course's notebook assignment ``name``: for each of its
+    problems, what the server said (``problem``, ``id`` or ``reason``, ``notes``) and
+    the finished answer where a submission was made."""
+    upload = Upload({"name": name}, "notebook", filename, content)
+    created = client.request("POST", f"/api/courses/{course}/notebook-submissions", upload=upload)
+    return [
+        (made, wait(client, int(made["id"]), timeout=timeout) if made.get("id") else None)
+        for made in created["submissions"]
+    ]
+
+
+def notebook_lines(made: Answer) -> list[str]:
+    """What the server took from a notebook and what it left out, a line each."""
+    cells = ", ".join(str(c) for c in made.get("cells") or [])
+    lines = [f"from the notebook's cells {cells}" if cells else "from the notebook"]
+    lines += [f"  left out: {note}" for note in made.get("notes") or []]
+    if made.get("missing"):
+        lines.append(f"  not defined in the notebook: {', '.join(made['missing'])}")
+    return lines
 
 
 def wait(
