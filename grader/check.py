@@ -32,7 +32,7 @@ from grader.grade import grade, grade_reference
 from grader.judging.report import GradeReport
 from grader.judging.trees import compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
-from grader.problems.problem import Problem, load_problem
+from grader.problems.problem import Part, Problem, load_problem
 from grader.problems.scaffold import leftover_todos
 
 SEPARATION = 10.0
@@ -74,15 +74,19 @@ def _cases_deterministic(problem: Problem) -> str | None:
 
 
 def separation(
-    problem: Problem, reference: Outputs, candidate: Outputs | None, device: str = "cpu"
+    problem: Problem,
+    reference: Outputs,
+    candidate: Outputs | None,
+    device: str = "cpu",
+    part: Part | None = None,
 ) -> float:
-    """How many of ``device``'s tolerances `candidate` is from the reference (inf when
-    not comparable)."""
+    """How many of ``device``'s tolerances (of ``part``, else the first) `candidate` is
+    from the reference (inf when not comparable)."""
     if candidate is None:
         return float("inf")
     worst = 0.0
     for index, (want, got) in enumerate(zip(reference, candidate, strict=True)):
-        result = compare_output(got, want, problem.tolerance(index, device))
+        result = compare_output(got, want, problem.tolerance(index, device, part=part))
         worst = max(
             worst, float("inf") if result.tolerance_ratio is None else result.tolerance_ratio
         )
@@ -93,11 +97,20 @@ def _best_separation(
     problem: Problem, trusted: TrustedOutputs, mistake: str, variant: int, device: str
 ) -> tuple[str, float]:
     """The hidden case of ``variant`` that puts ``mistake`` furthest from the reference,
-    in ``device``'s tolerances."""
+    in ``device``'s tolerances: among the cases of the parts it defines."""
     outputs = trusted.mistakes.get(mistake, {})
+    source = next(m.source for m in problem.mistakes if m.name == mistake)
+    defined = {part.name for part in problem.parts_defined_by(source)}
     gaps = {
-        key: separation(problem, trusted.reference[key], outputs.get(key), device)
-        for key in (case_key(case, variant) for case in problem.case_bank.for_variant(variant))
+        case_key(case, variant): separation(
+            problem,
+            trusted.reference[case_key(case, variant)],
+            outputs.get(case_key(case, variant)),
+            device,
+            problem.part_of(case),
+        )
+        for case in problem.case_bank.for_variant(variant)
+        if problem.part_of(case).name in defined or not problem.has_parts
     }
     return max(gaps.items(), key=lambda item: item[1])
 
@@ -116,6 +129,13 @@ def _check_mistakes(
         )
     for mistake in problem.mistakes:
         where = f"mistakes/{mistake.name}.py"
+        if problem.has_parts and not problem.parts_defined_by(mistake.source):
+            entry_points = ", ".join(part.entry_point for part in problem.parts)
+            result.errors.append(
+                f"{where}: defines none of the parts' entry points ({entry_points}); a mistake"
+                " defines the functions it gets wrong"
+            )
+            continue
         unmet = trusted.unmet.get(mistake.name)
         if unmet:  # its outputs may be right; how it computes them is not
             result.notes.append(
@@ -136,6 +156,9 @@ def _check_separation(
     device: str,
 ) -> None:
     where = f"mistakes/{mistake}.py"
+    if problem.has_parts:
+        source = next(m.source for m in problem.mistakes if m.name == mistake)
+        where += f" (part {', '.join(p.name for p in problem.parts_defined_by(source))})"
     whose = "the tolerance" if tolerance_of == device else f"the {tolerance_of.upper()}'s tolerance"
     # Every variant must reject it: a learner gets one at random.
     per_variant = [
@@ -375,9 +398,15 @@ def _check_runs(
 
     starter_report = grade(problem, problem.starter, device=device, trusted=trusted, variant=0)
     result.timings["starter graded"] = starter_report.seconds or 0.0
+    accepted_parts = [p.name for p in starter_report.parts if p.verdict is Verdict.ACCEPTED]
     if starter_report.accepted:
         result.errors.append(
             "starter.py: the starter is accepted as it is; it must leave the work to the learner"
+        )
+    elif problem.has_parts and accepted_parts:
+        result.errors.append(
+            f"starter.py: part {accepted_parts[0]!r} is accepted as it is; the starter must"
+            " leave every part's work to the learner"
         )
     elif starter_report.verdict is Verdict.INTERNAL_ERROR:
         result.errors.append(f"starter.py: grading it failed internally: {starter_report.message}")
@@ -396,8 +425,9 @@ def _reference_verdict(
         failing = next(
             (c for c in reference_report.cases if c.verdict is not Verdict.ACCEPTED), None
         )
+        of = f" (part {failing.part})" if failing and failing.part else ""
         detail = (
-            f" on case {failing.name!r}: {failing.message}"
+            f" on case {failing.name!r}{of}: {failing.message}"
             if failing
             else f": {reference_report.message}"
         )

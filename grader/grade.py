@@ -24,7 +24,7 @@ from grader.child.verdicts import Mode, Verdict
 from grader.config import settings
 from grader.errors import ProblemError
 from grader.judging import credit
-from grader.judging.diagnose import diagnose
+from grader.judging.diagnose import diagnose, diagnoses
 from grader.judging.drawn_tests import AuthorTestDraw
 from grader.judging.job import Job, RunOutcome, Solution, job_for
 from grader.judging.judge import NO_HOOKS, CaseJudge, GradingHooks
@@ -223,6 +223,9 @@ def build_report(
         report.verdict, report.score, report.message = Verdict.REQUIREMENT_NOT_MET, 0.0, unmet
     if report.verdict is Verdict.WRONG_ANSWER:
         report.diagnosis = diagnose(problem, solution)
+        found = diagnoses(problem, solution)
+        for part in report.parts if problem.has_parts else ():
+            part.diagnosis = found.get(part.name)
     author_tests.apply(problem, report, job, outcome)  # phase 3: the tests on the outputs
     return report
 

@@ -142,12 +142,34 @@
     return table;
   }
 
+  // A problem with several parts: each part's verdict and cases passed (grader/judging/credit.py).
+  function partsTable(parts) {
+    const table = document.createElement("table");
+    table.className = "cases parts";
+    const head = table.createTHead().insertRow();
+    for (const title of ["Part", "Function", "Weight", "Verdict", "Cases passed", "Details"]) {
+      const cell = text("th", title);
+      cell.scope = "col";
+      head.append(cell);
+    }
+    const body = table.createTBody();
+    for (const p of parts) {
+      const row = document.createElement("tr");
+      row.append(text("td", p.name), text("td", p.entry_point), text("td", String(p.weight)),
+                 text("td", p.verdict_label, `verdict ${p.verdict}`), text("td", `${p.passed} of ${p.total}`),
+                 text("td", p.diagnosis ? `Likely mistake: ${p.diagnosis}` : p.message || ""));
+      body.append(row);
+    }
+    return table;
+  }
+
   function show(state) {
     panel.replaceChildren();
     const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
     panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}%${timing}`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
+    if (state.parts && state.parts.length > 1) panel.append(partsTable(state.parts));
     if (state.cases.length) panel.append(casesTable(state.cases));
     if (state.tests && state.tests.length) panel.append(testsTable(state.tests));
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));

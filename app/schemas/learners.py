@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.vocabulary import ProgressStatus, SubmissionStatus
 from grader.child.verdicts import Mode, Verdict
-from grader.judging.report import AuthorTestReport, CaseReport
+from grader.judging.report import AuthorTestReport, CaseReport, PartReport
 
 
 def _valid_unicode(text: str) -> str:
@@ -107,6 +107,10 @@ class SubmissionPublic(BaseModel):
             ' hidden one as "hidden test N" and passed or failed only.'
         ),
     )
+    parts: list[PartReport] | None = Field(
+        None, description="A problem with several parts: each part's verdict and cases passed."
+    )
+    credit: str | None = Field(None, description="How the score is computed (problem.toml).")
     diagnosis: str | None = None
     message: str | None = None
     stdout: str | None = None
@@ -124,8 +128,6 @@ class StaffComment(BaseModel):
     author_name: str
     body: str
     created_at: datetime
-    line_start: int | None = None  # the lines it is about (1-based, inclusive); None: all
-    line_end: int | None = None
 
 
 class TokenCreate(BaseModel):

@@ -24,7 +24,7 @@ from app.web.auth import safe_next
 from app.web.guards import CsrfChecked, SignedInUser
 from app.web.render import page, verdicts_css
 from grader.child.verdicts import Verdict
-from grader.problems.problem import Problem
+from grader.problems.problem import Credit, Problem
 
 router = APIRouter(include_in_schema=False)
 
@@ -136,6 +136,27 @@ def signature_of(problem: Problem) -> str:
     return "\n".join(part.signature for part in problem.parts)
 
 
+CREDIT_WORDS = {
+    Credit.PER_CASE: "per case",
+    Credit.PER_PART: "per part",
+    Credit.PER_TEST: "per test",
+    Credit.ALL_OR_NOTHING: "all or nothing",
+}
+
+
+def credit_line(problem: Problem) -> str:
+    """How the score is computed, as the problem page states it ("Credit: per part, 3
+    parts weighted 1, 2, 1"); empty for one function graded per case, as always."""
+    policy = problem.config.credit
+    if not problem.has_parts and policy is Credit.PER_CASE:
+        return ""
+    words = f"Credit: {CREDIT_WORDS[policy]}"
+    if problem.has_parts:
+        weights = ", ".join(f"{part.weight:g}" for part in problem.parts)
+        words += f", {len(problem.parts)} parts weighted {weights}"
+    return words
+
+
 def walkthrough_views(problem: Problem) -> dict[str, str]:
     """The walkthrough and the reference, rendered (shown after acceptance, and to authors)."""
     # solution.md opens with its own "# Walkthrough": the page's heading says it once.
@@ -222,6 +243,7 @@ def problem_page(slug: str, request: Request, session: SessionDep, user: SignedI
         problem=problem,
         statement=render_markdown(problem.statement),
         signature=signature_of(problem),
+        credit=credit_line(problem),
         entry_points=notebooks.entry_points(problem),
         samples=catalog.stored_samples(version),
         samples_error=version.samples_error,

@@ -596,6 +596,24 @@ class Problem:
                 return part
         raise ProblemError(self.folder / "cases.py", f"case {case.name!r}", "names no part")
 
+    def parts_defined_by(self, source: str) -> tuple[Part, ...]:
+        """The parts whose entry points ``source`` (a mistake's) defines at its top level,
+        read with ``ast`` (nothing runs): a mistake is judged on those parts' cases only."""
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return ()
+        names: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        return tuple(part for part in self.parts if part.entry_point in names)
+
     @property
     def part_arguments(self) -> list[str] | dict[str, list[str]]:
         """What cases.py's loader checks each case's arguments against: the one list,

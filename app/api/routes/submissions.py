@@ -206,7 +206,7 @@ async def _events(submission_id: int, user_id: int) -> AsyncIterator[str]:
 
 REPORT_FIELDS = (
     "verdict", "verdict_label", "score", "cases", "diagnosis", "message", "stdout",
-    "hidden_output_withheld", "versions", "seconds", "tests",
+    "hidden_output_withheld", "versions", "seconds", "tests", "parts", "credit",
 )  # fmt: skip
 
 
