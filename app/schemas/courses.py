@@ -169,6 +169,12 @@ class OverridesPublic(BaseModel):
 
 class CommentCreate(BaseModel):
     body: str = Field(min_length=1, max_length=5_000)
+    line_start: int | None = Field(
+        None, description="The first line of the submitted code it is about (1-based)."
+    )
+    line_end: int | None = Field(
+        None, description="Its last line (inclusive); both null: the whole submission."
+    )
 
 
 class CommentPublic(BaseModel):
@@ -179,6 +185,8 @@ class CommentPublic(BaseModel):
     author_name: str
     body: str
     created_at: datetime
+    line_start: int | None
+    line_end: int | None
 
 
 class CommentsPublic(BaseModel):

@@ -128,6 +128,8 @@ class StaffComment(BaseModel):
     author_name: str
     body: str
     created_at: datetime
+    line_start: int | None = None  # the lines it is about (1-based, inclusive); None: all
+    line_end: int | None = None
 
 
 class TokenCreate(BaseModel):

@@ -265,6 +265,14 @@ DECISIONS: dict[str, dict[str, str]] = {
     "POST /courses/{course_id}/assignments/{slug}/rubric": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}": COURSE_INSTRUCTORS,
     "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}/remove": COURSE_INSTRUCTORS,
+    # The grading view: the course's staff grade (apply items, comment, mark graded).
+    "GET /courses/{course_id}/assignments/{slug}/grading": COURSE_STAFF,
+    "GET /courses/{course_id}/assignments/{slug}/grading/{submission_id}": COURSE_STAFF,
+    "POST /courses/{course_id}/assignments/{slug}/grading/{submission_id}/items/{item_id}": (
+        COURSE_STAFF
+    ),
+    "POST /courses/{course_id}/assignments/{slug}/grading/{submission_id}/comments": COURSE_STAFF,
+    "POST /courses/{course_id}/assignments/{slug}/grading/{submission_id}/graded": COURSE_STAFF,
     "GET /courses/{course_id}/similarity/{report_id}": COURSE_STAFF,
     "GET /courses/{course_id}/similarity/{report_id}/pairs/{index}": COURSE_STAFF,
     "GET /courses/{course_id}/learners/{learner_id}": COURSE_STAFF,
@@ -443,6 +451,13 @@ FORMS = {
     "POST /courses/{course_id}/extensions": {"problem": BANK_SLUG, "due": "2030-01-01T00:00"},
     "POST /courses/{course_id}/submissions/{submission_id}/comments": {"body": "Nice."},
     "POST /courses/{course_id}/assignments/{slug}/rubric": {"points": "1", "description": "x"},
+    "POST /courses/{course_id}/assignments/{slug}/grading/{submission_id}/items/{item_id}": {
+        "applied": "yes"
+    },
+    "POST /courses/{course_id}/assignments/{slug}/grading/{submission_id}/comments": {
+        "body": "Nice.",
+        "line_start": "1",
+    },
     "POST /courses/{course_id}/assignments/{slug}/rubric/{item_id}": {
         "points": "2",
         "description": "y",

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.core.db import session_scope
-from app.data import accounts, assignments, courses, members, rubrics
+from app.data import accounts, api_tokens, assignments, courses, members, rubrics
 from app.errors import InvalidInputError, NotFoundError
 from app.models import (
     Assignment,
@@ -23,7 +23,7 @@ from app.models import (
     User,
 )
 from app.vocabulary import MemberRole, RubricAction
-from tests.app.conftest import BANK_SLUG
+from tests.app.conftest import BANK_SLUG, in_process_client
 
 OTHER_SLUG = "nnx-grad-accumulation"
 PASSWORD = "long test password"
@@ -258,3 +258,63 @@ def _apply_after(
             rubrics.apply(session=session, course=course, submission=submission, item_id=i, by=by)
             for i in item_ids
         ]
+
+
+def bearer(session: Session, user_id: int) -> dict[str, str]:
+    user = session.get_one(User, user_id)
+    return {"Authorization": f"Bearer {api_tokens.create(session=session, user=user)[0]}"}
+
+
+def test_the_rubric_api_instructors_edit_staff_apply_and_the_grades_carry_it(
+    seeded: Seeded,
+) -> None:
+    with session_scope() as session:
+        teacher, ta, ada = (bearer(session, i) for i in (seeded.teacher, seeded.ta, seeded.learner))
+    base = f"/api/courses/{seeded.course}"
+    rubric = f"{base}/assignments/{BANK_SLUG}/rubric"
+    with in_process_client() as client:
+        assert (
+            client.post(rubric, headers=ta, json={"points": 1, "description": "x"}).status_code
+            == 403
+        )
+        nan = '{"points": NaN, "description": "x"}'
+        bad = client.post(
+            rubric, headers={**teacher, "Content-Type": "application/json"}, content=nan
+        )
+        assert bad.status_code in (400, 422)
+        made = client.post(rubric, headers=teacher, json={"points": 2, "description": "shapes"})
+        assert made.status_code == 201
+        item_id = made.json()["id"]
+        assert (
+            client.patch(f"{rubric}/{item_id}", headers=ta, json={"points": 3}).status_code == 403
+        )
+        changed = client.patch(f"{rubric}/{item_id}", headers=teacher, json={"points": 1.5})
+        assert (changed.json()["points"], changed.json()["description"]) == (1.5, "shapes")
+        apply = f"{base}/submissions/{seeded.submission}/rubric/{item_id}"
+        assert client.post(apply, headers=ada).status_code == 403
+        first = client.post(apply, headers=ta).json()
+        again = client.post(apply, headers=teacher).json()
+        assert (first["changed"], again["changed"], again["manual_points"]) == (True, False, 1.5)
+        assert again["graded_by_name"] == "tara"
+        other = (
+            f"/api/courses/{seeded.other_course}/submissions/{seeded.submission}/rubric/{item_id}"
+        )
+        assert client.post(other, headers=teacher).status_code == 404  # not that course's
+        (grades,) = client.get(f"{base}/grades", headers=ta).json()["learners"]
+        cell = next(c for c in grades["cells"] if c["problem"] == BANK_SLUG)
+        assert (cell["automatic_score"], cell["manual_points"], cell["graded_by"]) == (
+            0.5,
+            1.5,
+            "tara",
+        )
+        assert cell["points"] == 6.5  # 5 automatic + 1.5
+        shown = client.get(rubric, headers=ta).json()
+        assert [e["action"] for e in shown["events"]] == [
+            "item created",
+            "item changed",
+            "applied",
+            "marked graded",
+        ]
+        assert client.delete(apply, headers=ta).json()["changed"] is True
+        assert client.delete(f"{rubric}/{item_id}", headers=teacher).status_code == 204
+        assert client.delete(f"{rubric}/{item_id}", headers=teacher).status_code == 404

@@ -4,16 +4,19 @@ it, and the one-line errors of the command line."""
 
 from __future__ import annotations
 
+import email
 import json
 import shutil
 import subprocess
 import sys
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jaxjudge_client import connection, render
 from jaxjudge_client.errors import CommandError
+from jaxjudge_client.http import Upload
 from jaxjudge_client.notebook import Verdict, notebook_imports
 
 from grader.config import PROJECT_ROOT
@@ -119,6 +122,25 @@ def test_the_command_line_fails_in_one_line_that_says_what_to_do(tmp_path: Path)
     assert both.returncode == 2 and "not both" in both.stderr
     missing = client("run", "p", str(tmp_path / "absent.py"), "--token", "t")
     assert missing.returncode == 2 and "absent.py: no such file" in missing.stderr
+
+
+def test_a_notebook_goes_as_one_multipart_file_and_its_misuse_is_one_line(
+    tmp_path: Path,
+) -> None:
+    body, kind = Upload(
+        {"problem": "p", "mode": "submit"}, "notebook", 'a"b.ipynb', b"{}\r\n"
+    ).encoded()
+    parsed = email.message_from_bytes(f"Content-Type: {kind}\r\n\r\n".encode() + body)
+    found: list[Message] = parsed.get_payload()  # type: ignore[assignment]
+    parts = {p.get_param("name", header="content-disposition"): p for p in found}
+    assert parts["problem"].get_payload() == "p" and parts["mode"].get_payload() == "submit"
+    assert parts["notebook"].get_filename() == "a_b.ipynb"  # no quote breaks the header
+    assert parts["notebook"].get_payload(decode=True) == b"{}\r\n"
+    absent = client("submit", "p", "--notebook", str(tmp_path / "absent.ipynb"), "--token", "t")
+    assert absent.returncode == 2 and "cannot read the notebook" in absent.stderr
+    half = client("submit", "--course", "3", "--notebook", "w.ipynb", "--token", "t")
+    assert half.returncode == 2 and "--notebook-assignment NAME" in half.stderr
+    assert half.stderr.count("\n") == 1
 
 
 def _python_3_9() -> str | None:

@@ -56,6 +56,8 @@ def add_comment(
         submission=submission,
         author=access.user,
         body=body.body,
+        line_start=body.line_start,
+        line_end=body.line_end,
     )
     return CommentPublic.model_validate(made)
 

@@ -39,15 +39,19 @@ def _notebook(path: str) -> bytes:
 
 
 def cmd_course_notebook(args: argparse.Namespace) -> int:
-    if args.slug or args.source or args.code or args.command != "submit" or not args.notebook:
+    if (
+        args.slug or args.source or args.code or args.command != "submit"
+        or not args.notebook or not args.notebook_assignment or args.course is None
+    ):  # fmt: skip
         raise CommandError(
             "a notebook assignment is sent with: submit --course ID --notebook-assignment NAME"
             " --notebook PATH (no slug, no code)"
         )
+    content = _notebook(args.notebook)
     link = connection.resolve(args.server, args.token)
     results = verdicts.submit_course_notebook(
-        link.client(timeout=args.http_timeout), args.course, args.notebook_assignment or "",
-        _notebook(args.notebook), os.path.basename(args.notebook), timeout=args.timeout,
+        link.client(timeout=args.http_timeout), args.course, args.notebook_assignment,
+        content, os.path.basename(args.notebook), timeout=args.timeout,
     )  # fmt: skip
     if args.json:
         print(json.dumps([{"submitted": made, "answer": answer} for made, answer in results]))
@@ -69,9 +73,10 @@ def cmd_send(args: argparse.Namespace) -> int:
     if args.notebook is not None:
         if args.source is not None or args.code is not None:
             raise CommandError("give a notebook (--notebook) or code, not both")
+        content = _notebook(args.notebook)
         link = connection.resolve(args.server, args.token)
         answer, made = verdicts.submit_notebook(
-            link.client(timeout=args.http_timeout), args.slug, _notebook(args.notebook),
+            link.client(timeout=args.http_timeout), args.slug, content,
             os.path.basename(args.notebook), mode=args.command, timeout=args.timeout,
             progress=None if args.json else _progress,
         )  # fmt: skip
