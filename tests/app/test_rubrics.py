@@ -23,7 +23,7 @@ from app.models import (
     User,
 )
 from app.vocabulary import MemberRole, RubricAction
-from tests.app.conftest import BANK_SLUG, in_process_client
+from tests.app.conftest import BANK_SLUG, in_process_client, sign_in
 
 OTHER_SLUG = "nnx-grad-accumulation"
 PASSWORD = "long test password"
@@ -318,3 +318,42 @@ def test_the_rubric_api_instructors_edit_staff_apply_and_the_grades_carry_it(
         assert client.delete(apply, headers=ta).json()["changed"] is True
         assert client.delete(f"{rubric}/{item_id}", headers=teacher).status_code == 204
         assert client.delete(f"{rubric}/{item_id}", headers=teacher).status_code == 404
+
+
+def test_the_rubric_page_instructors_edit_tas_read_and_the_assign_form_sets_the_mode(
+    seeded: Seeded,
+) -> None:
+    page = f"/courses/{seeded.course}/assignments/{BANK_SLUG}/rubric"
+    with in_process_client() as teacher, in_process_client() as ta:
+        token = sign_in(teacher, "teacher")
+        made = teacher.post(page, data={"points": "2", "description": "explains the shapes",
+                                        "csrf_token": token}, follow_redirects=False)  # fmt: skip
+        assert made.status_code == 303
+        refused = teacher.post(
+            page, data={"points": "two", "description": "x", "csrf_token": token}
+        )
+        assert refused.status_code == 400 and "points are a number" in refused.text
+        with session_scope() as session:
+            assignment = assignment_of(session, session.get_one(Course, seeded.course))
+            (item,) = rubrics.items(session=session, assignment=assignment)
+        teacher.post(f"{page}/{item.id}", data={"points": "1.5", "description": "explains the shapes",
+                                                "csrf_token": token})  # fmt: skip
+        shown = teacher.get(page).text
+        assert "+2 -&gt; +1.5: explains the shapes" in shown and 'name="description"' in shown
+        ta_token = sign_in(ta, "tara")
+        read = ta.get(page).text
+        assert "+1.5" in read and 'name="description"' not in read  # no editing for a TA
+        assert ta.post(page, data={"points": "1", "description": "x", "csrf_token": ta_token},
+                       follow_redirects=False).status_code == 403  # fmt: skip
+        teacher.post(f"{page}/{item.id}/remove", data={"csrf_token": token})
+        assert "No rubric items yet." in teacher.get(page).text
+        assigned = teacher.post(f"/courses/{seeded.course}/assignments", data={
+            "problem": BANK_SLUG, "rubric_mode": "replacing", "csrf_token": token,
+        }, follow_redirects=False)  # fmt: skip
+        assert assigned.status_code == 303
+        assert "<strong>replacing</strong>" in teacher.get(page).text
+        with session_scope() as session:
+            assert (
+                assignment_of(session, session.get_one(Course, seeded.course)).rubric_mode
+                == "replacing"
+            )
