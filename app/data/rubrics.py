@@ -241,12 +241,21 @@ def gradings(*, session: Session, submission_ids: list[int]) -> dict[int, Manual
 
 
 def events(
-    *, session: Session, course: Course, assignment: Assignment | None = None
+    *,
+    session: Session,
+    course: Course,
+    assignment: Assignment | None = None,
+    learner_id: int | None = None,
 ) -> list[RubricEvent]:
-    """The course's (or one assignment's) rubric audit trail, oldest first."""
+    """The course's (or one assignment's, or about one learner's submissions) rubric
+    audit trail, oldest first."""
     query = select(RubricEvent).where(RubricEvent.course_id == course.id)
     if assignment is not None:
         query = query.where(RubricEvent.assignment_id == assignment.id)
+    if learner_id is not None:
+        query = query.join(Submission, Submission.id == RubricEvent.submission_id).where(
+            Submission.user_id == learner_id
+        )
     return list(session.scalars(query.order_by(RubricEvent.id)))
 
 

@@ -9,7 +9,16 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core.request_db import SessionDep
-from app.data import assignments, catalog, comments, courses, overrides, quizzes, regrades
+from app.data import (
+    assignments,
+    catalog,
+    comments,
+    courses,
+    overrides,
+    quizzes,
+    regrades,
+    rubrics,
+)
 from app.errors import DomainError, ForbiddenError, NotFoundError
 from app.grading.notifications import announce_new_work
 from app.models import Course, User
@@ -45,6 +54,7 @@ def learner_timeline(
         role=access.role,
         matrix=matrix,
         overrides=overrides.history(session=session, course=course, learner_id=learner.id),
+        rubric_events=rubrics.events(session=session, course=course, learner_id=learner.id),
         entries=[
             {
                 "entry": entry,

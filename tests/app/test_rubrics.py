@@ -357,3 +357,23 @@ def test_the_rubric_page_instructors_edit_tas_read_and_the_assign_form_sets_the_
                 assignment_of(session, session.get_one(Course, seeded.course)).rubric_mode
                 == "replacing"
             )
+
+
+def test_a_learners_timeline_shows_the_rubric_history_beside_the_overrides(
+    seeded: Seeded,
+) -> None:
+    with session_scope() as session:
+        course, teacher = (
+            session.get_one(Course, seeded.course),
+            session.get_one(User, seeded.teacher),
+        )
+        item = rubrics.add_item(session=session, course=course, assignment=assignment_of(session, course),
+                                points=-1, description="a Python loop", by=teacher)  # fmt: skip
+        rubrics.apply(session=session, course=course, item_id=item.id, by=teacher,
+                      submission=session.get_one(Submission, seeded.submission))  # fmt: skip
+    with in_process_client() as client:
+        sign_in(client, "teacher")
+        text = client.get(f"/courses/{seeded.course}/learners/{seeded.learner}").text
+    assert "Rubric history (audit)" in text
+    assert f"submission {seeded.submission}: applied · -1: a Python loop" in text
+    assert "item created" not in text  # about the rubric, not this learner's work
