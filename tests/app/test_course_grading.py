@@ -33,7 +33,7 @@ from app.models import Course, RubricApplication, Submission, SubmissionComment,
 from app.server.main import create_app
 from app.vocabulary import MemberRole
 from grader.child.verdicts import Mode, Verdict
-from grader.judging.report import CaseReport, GradeReport
+from grader.judging.report import CaseReport, GradeReport, PartReport
 from tests.app.test_authorization import session_cookie
 
 SLUG = "stable-logsumexp"
@@ -58,6 +58,8 @@ def _submit(session: object, user: User, verdict: Verdict, score: float, minutes
     report = GradeReport(
         problem=SLUG, mode=Mode.SUBMIT, verdict=verdict, score=score,
         cases=[CaseReport(name="h1", hidden=True, verdict=verdict)],
+        parts=[PartReport(name=name, entry_point=f"{name}_fn", weight=1.0, verdict=verdict,
+                          passed=1, total=2, score=0.5) for name in ("init", "apply")],
     )  # fmt: skip
     row = Submission(user_id=user.id, problem=SLUG, code=CODE, mode="submit", status="done",
                      verdict=verdict, score=score, result_json=json.dumps(report.to_json()),
@@ -217,6 +219,8 @@ def test_the_grading_page_shows_numbered_highlighted_code_and_the_keys(
     assert f'id="previous-learner" rel="prev" href="{world.base}/{world.ada["accepted"]}"' in page
     assert 'id="next-learner"' not in page
     assert "/static/grading.js" in page
+    # The automatic verdict per part.
+    assert "<td>init (<code>init_fn</code>)</td>" in page and "apply_fn" in page
 
 
 def test_toggles_are_idempotent_and_two_graders_keep_both_items(app: FastAPI, world: World) -> None:
