@@ -46,8 +46,12 @@ class ProblemPublic(BaseModel):
     difficulty: str
     estimated_minutes: int
     tags: list[str]
-    entry_point: str
+    entry_point: str = Field(description="The function to write (with parts: the first part's).")
     arguments: list[str]
+    entry_points: list[str] = Field(
+        default_factory=list, description="Every function to write, one per part, in order."
+    )
+    credit: str = Field("per-case", description="How the score is computed (problem.toml).")
     device: str
     status: ProgressStatus = Field(description="The caller's, from their own submits.")
     marked_complete: bool = Field(

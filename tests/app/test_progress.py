@@ -124,6 +124,11 @@ def test_the_api_reports_and_changes_the_callers_progress(browser: TestClient) -
     auth = token_for("bob")
     listed = {p["slug"]: p for p in browser.get("/api/problems", headers=auth).json()["data"]}
     assert listed[GA[0]]["status"] == "unseen" and not listed[GA[0]]["marked_complete"]
+    # Every problem names its functions, one per part (a problem with [[parts]] has no
+    # top-level entry point: the first part's stands in for it).
+    assert all(
+        p["entry_points"] and p["entry_point"] == p["entry_points"][0] for p in listed.values()
+    )
 
     assert browser.put(f"/api/problems/{GA[0]}/complete", headers=auth).status_code == 204
     assert browser.put(f"/api/problems/{GA[0]}/complete", headers=auth).status_code == 204

@@ -15,7 +15,10 @@ from app.vocabulary import track_title
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
 tracks_router = APIRouter(prefix="/api/tracks", tags=["problems"])
-CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_complete"}
+# What a problem's config says as it is; its functions come from its parts (a problem with
+# [[parts]] has no top-level entry_point or arguments).
+FROM_PARTS = {"entry_point", "arguments", "entry_points"}
+CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_complete"} - FROM_PARTS
 
 
 @router.get("", response_model=ProblemsPublic)
@@ -26,7 +29,10 @@ def list_problems(user: CurrentUser, session: SessionDep) -> ProblemsPublic:
             slug=item.problem.slug,
             status=item.status,
             marked_complete=item.marked,
-            **item.problem.config.model_dump(include=CONFIG_FIELDS),
+            entry_point=item.problem.parts[0].entry_point,
+            arguments=list(item.problem.parts[0].arguments),
+            entry_points=[part.entry_point for part in item.problem.parts],
+            **item.problem.config.model_dump(include=CONFIG_FIELDS, mode="json"),
         )
         for track in progress.live_tracks(session=session, user=user)
         for item in track.problems
