@@ -162,7 +162,7 @@ WORK = [
     "    def step(acc, chunk):\n        return acc + grad_fn(w, *chunk), None\n\n"
     "    total, _ = lax.scan(step, jnp.zeros(()), (x_full.reshape(n, -1), y_full.reshape(n, -1)))\n"
     "    return total",
-    "try:\n    microbatched_grads(1.0, 0.0, None, None, 2)\nexcept ImportError:\n    print('no jax here')",
+    "try:\n    microbatched_grads(1.0, 0.0, None, None, 2)\nexcept Exception:\n    print('not run here')",
 ]
 
 
@@ -186,7 +186,7 @@ def test_a_saved_notebook_file_is_submitted_from_the_kernel(
         resources={"metadata": {"path": str(tmp_path)}},
     ).execute()  # fmt: skip
     said = "".join(o.get("text", "") for c in work.cells for o in c["outputs"])
-    assert "shell says hello" in said and "no jax here" in said  # it really ran
+    assert "shell says hello" in said and "not run here" in said  # it really ran
     nbformat.write(work, tmp_path / "work.ipynb")  # type: ignore[no-untyped-call]
 
     cells = executed(
