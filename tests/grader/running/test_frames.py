@@ -23,7 +23,7 @@ from grader.grade import build_report
 from grader.judging.job import Job, Solution
 from grader.judging.report import GradeReport
 from grader.judging.trusted import TrustedOutputs
-from grader.problems.problem import Problem, Tolerance
+from grader.problems.problem import Part, Problem, Tolerance, parts_of
 from grader.running.frames import FrameCollector
 
 SAMPLE = Case("sample", {"x": np.ones((2,), np.float32)}, sample=True)
@@ -216,6 +216,15 @@ class _Bank:
 
     def tolerance(self, index: int, device: str = "cpu") -> Tolerance:
         return Tolerance(1e-5, 1e-6)
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return parts_of(self.config)  # the one implicit part
+
+    has_parts = False
+
+    def part_of(self, case: Case) -> Part:
+        return self.parts[0]
 
 
 TRUSTED = TrustedOutputs(
