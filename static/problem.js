@@ -142,27 +142,6 @@
     return table;
   }
 
-  // A problem with several parts: each part's verdict and cases passed (grader/judging/credit.py).
-  function partsTable(parts) {
-    const table = document.createElement("table");
-    table.className = "cases parts";
-    const head = table.createTHead().insertRow();
-    for (const title of ["Part", "Function", "Weight", "Verdict", "Cases passed", "Details"]) {
-      const cell = text("th", title);
-      cell.scope = "col";
-      head.append(cell);
-    }
-    const body = table.createTBody();
-    for (const p of parts) {
-      const row = document.createElement("tr");
-      row.append(text("td", p.name), text("td", p.entry_point), text("td", String(p.weight)),
-                 text("td", p.verdict_label, `verdict ${p.verdict}`), text("td", `${p.passed} of ${p.total}`),
-                 text("td", p.diagnosis ? `Likely mistake: ${p.diagnosis}` : p.message || ""));
-      body.append(row);
-    }
-    return table;
-  }
-
   function show(state) {
     panel.replaceChildren();
     const timing = state.seconds === null || state.seconds === undefined ? "" : ` · ${state.seconds}s`;  // not after hidden cases
@@ -197,13 +176,38 @@
     event.target.closest("button").disabled = body.revealed >= body.count;
   });
 
-  async function grade(mode) {
-    panel.replaceChildren(text("p", "Sending…", "pending"));
-    const created = await fetch("/api/submissions", {
+  // A notebook (.ipynb) goes as a file: the server takes the entry point's code from
+  // its cells (app/grading/notebooks.py) and says what it left out.
+  function send(mode, notebook) {
+    if (notebook) {
+      const form = new FormData();
+      form.append("problem", slug);
+      form.append("mode", mode);
+      form.append("notebook", notebook);
+      return fetch("/api/submissions/notebook", { method: "POST", headers: { "X-CSRF-Token": csrf }, body: form });
+    }
+    return fetch("/api/submissions", {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
       body: JSON.stringify({ problem: slug, code: editor.value, mode }),
     });
+  }
+  function notebookNotes(body) {
+    const box = document.createElement("details");
+    box.className = "notebook-notes";
+    box.open = body.notes.length > 0;
+    const left = body.notes.length ? `; ${body.notes.length} thing${body.notes.length === 1 ? "" : "s"} left out` : "";
+    box.append(text("summary", `From your notebook: cells ${body.cells.join(", ")}${left}`));
+    const list = document.createElement("ul");
+    for (const note of body.notes) list.append(text("li", note));
+    if (body.missing.length) list.append(text("li", `Not defined in the notebook: ${body.missing.join(", ")}`));
+    box.append(list);
+    return box;
+  }
+
+  async function grade(mode, notebook) {
+    panel.replaceChildren(text("p", "Sending…", "pending"));
+    const created = await send(mode, notebook);
     const body = await created.json();
     if (!created.ok) {
       panel.replaceChildren(text("p", typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail), "error"));
@@ -221,6 +225,7 @@
     const state = (await streamed(body.id, mode, started)) || (await polled(body.id, mode, started));
     clearInterval(ticking);
     show(state);
+    if (notebook) panel.append(notebookNotes(body));
     if (mode === "submit") {
       if (state.verdict === "accepted") setStatus("solved");
       refresh("track-progress", `/problems/${slug}/track-progress`);
@@ -255,4 +260,8 @@
   }
   document.getElementById("run").addEventListener("click", () => grade("run"));
   document.getElementById("submit").addEventListener("click", () => grade("submit"));
+  const upload = document.getElementById("notebook");
+  upload.addEventListener("change", () => {
+    if (upload.files.length) grade("submit", upload.files[0]).finally(() => { upload.value = ""; });
+  });
 })();

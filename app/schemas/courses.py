@@ -49,6 +49,7 @@ class AssignmentPublic(BaseModel):
     penalty_floor_percent: float = Field(description="The least a late submit keeps.")
     max_points: float
     rubric_mode: str = Field(description="How rubric items meet the automatic score.")
+    notebook: str | None = Field(None, description="The notebook assignment it is part of.")
 
 
 class StandingPublic(BaseModel):
@@ -99,6 +100,12 @@ class AssignmentCreate(BaseModel):
         RubricMode.ADDED,
         description="added: rubric items' points are added to the automatic points;"
         " replacing: once graded by hand, the items' points alone are the score.",
+    )
+    notebook: str | None = Field(
+        None,
+        max_length=100,
+        description="A notebook's name: the course's assignments with the same name are one"
+        " notebook, submitted as one .ipynb upload. Empty or null: none.",
     )
     confirm_past_due: bool = Field(
         False, description="A due date in the past is refused (409) unless this is true."

@@ -38,6 +38,37 @@ class SubmissionCreated(BaseModel):
     id: int
 
 
+class NotebookSubmitted(BaseModel):
+    """A notebook made into one problem's submission (POST /api/submissions/notebook)."""
+
+    id: int = Field(description="The submission: read it as any other, GET /api/submissions/{id}.")
+    problem: str
+    cells: list[int] = Field(description="The cells its code was taken from (1 = the first cell).")
+    notes: list[str] = Field(
+        description="What was left out: magics, shell escapes, other top-level statements,"
+        " cells that do not parse, definitions the entry points do not use."
+    )
+    missing: list[str] = Field(description="Entry points of the problem the notebook lacks.")
+
+
+class NotebookProblemSubmitted(BaseModel):
+    problem: str
+    title: str
+    id: int | None = Field(description="Its submission; None when none was made (see reason).")
+    reason: str | None = None
+    cells: list[int] = []
+    notes: list[str] = []
+    missing: list[str] = []
+
+
+class CourseNotebookSubmitted(BaseModel):
+    """One upload of a course's notebook assignment: a submission per problem whose
+    entry points it defines (POST /api/courses/{id}/notebook-submissions)."""
+
+    notebook: str
+    submissions: list[NotebookProblemSubmitted]
+
+
 class ProblemPublic(BaseModel):
     slug: str
     title: str

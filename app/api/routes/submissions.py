@@ -8,9 +8,19 @@ import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, HTTPException, Request, Response, status
+from fastapi import (
+    APIRouter,
+    File,
+    Form,
+    Header,
+    HTTPException,
+    Request,
+    Response,
+    UploadFile,
+    status,
+)
 from fastapi.responses import StreamingResponse
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -24,11 +34,17 @@ from app.core.request_db import SessionDep
 from app.data import catalog, comments, mail
 from app.data import submissions as submission_data
 from app.errors import ForbiddenError, NotFoundError
-from app.grading import queue
+from app.grading import notebook_submissions, notebooks, queue
 from app.grading.doorbell import changes
 from app.grading.notifications import announce_new_work
-from app.models import Submission
-from app.schemas.learners import StaffComment, SubmissionCreate, SubmissionCreated, SubmissionPublic
+from app.models import Submission, User
+from app.schemas.learners import (
+    NotebookSubmitted,
+    StaffComment,
+    SubmissionCreate,
+    SubmissionCreated,
+    SubmissionPublic,
+)
 from app.vocabulary import SubmissionStatus
 from grader.child.verdicts import Mode
 from grader.judging.feedback import learner_view
@@ -59,11 +75,7 @@ def create_submission(
         )
     ):
         return SubmissionCreated(id=earlier.id)
-    if settings.require_verified_email and mail.mail_address(user) is None:
-        raise ForbiddenError(
-            "Confirm your email first: follow the link mailed to you (your account page sends"
-            " it again)."
-        )
+    require_confirmed_email(user)
     visible = catalog.visible_live_problem(session=session, slug=body.problem, user=user)
     if visible is None:  # a course's own problem does not exist outside the course
         raise NotFoundError(f"Unknown problem {body.problem!r}.")
@@ -100,6 +112,82 @@ def create_submission(
     )  # in the request's log line (app/server/http_stack.py)
     announce_new_work()
     return SubmissionCreated(id=submission.id)
+
+
+def require_confirmed_email(user: User) -> None:
+    if settings.require_verified_email and mail.mail_address(user) is None:
+        raise ForbiddenError(
+            "Confirm your email first: follow the link mailed to you (your account page sends"
+            " it again)."
+        )
+
+
+def read_notebook_upload(upload: UploadFile) -> bytes:
+    """The uploaded file, refused (413) past the notebook cap without reading more."""
+    data = upload.file.read(notebooks.MAX_NOTEBOOK_BYTES + 1)
+    if len(data) > notebooks.MAX_NOTEBOOK_BYTES:
+        raise HTTPException(
+            status.HTTP_413_CONTENT_TOO_LARGE,
+            f"The notebook is larger than {notebooks.MAX_NOTEBOOK_BYTES // 1024} KiB.",
+        )
+    return data
+
+
+@router.post("/notebook", status_code=status.HTTP_202_ACCEPTED, response_model=NotebookSubmitted)
+def create_notebook_submission(
+    request: Request,
+    user: CurrentUser,
+    session: SessionDep,
+    problem: Annotated[str, Form(max_length=100, description="Problem slug.")],
+    notebook: Annotated[UploadFile, File(description="The .ipynb file (nbformat 4).")],
+    mode: Annotated[Literal["run", "submit"], Form()] = "submit",
+    idempotency_key: Annotated[str | None, Header(max_length=64)] = None,
+) -> NotebookSubmitted:
+    """A notebook (multipart/form-data): the code the problem's entry points need is
+    taken from its code cells (never run here: docs/api.md, "Notebooks") and stored as
+    a submission, graded as if typed. ``notes`` says what was left out."""
+    raw = read_notebook_upload(notebook)
+    if idempotency_key and (
+        earlier := submission_data.submission_by_key(
+            session=session, user=user, key=idempotency_key
+        )
+    ):
+        return NotebookSubmitted(
+            id=earlier.id, problem=earlier.problem, cells=[], notes=[], missing=[]
+        )
+    require_confirmed_email(user)
+    try:
+        submission, found = notebook_submissions.submit_one(
+            session=session,
+            user=user,
+            slug=problem,
+            raw=raw,
+            mode=mode,
+            max_source_bytes=grader_settings.max_source_bytes,
+            max_queued=settings.max_queued_per_user,
+            max_submits_per_hour=settings.max_submits_per_hour,
+            client_key=idempotency_key,
+        )
+        session.commit()
+    except IntegrityError:  # the same key again: the first upload's submission
+        session.rollback()
+        earlier = submission_data.submission_by_key(
+            session=session, user=user, key=idempotency_key or ""
+        )
+        if earlier is None:
+            raise
+        return NotebookSubmitted(
+            id=earlier.id, problem=earlier.problem, cells=[], notes=[], missing=[]
+        )
+    request.state.submission_id = submission.id
+    announce_new_work()
+    return NotebookSubmitted(
+        id=submission.id,
+        problem=problem,
+        cells=found.cells,
+        notes=found.notes,
+        missing=found.missing,
+    )
 
 
 @router.get("/{submission_id}", response_model=SubmissionPublic)
