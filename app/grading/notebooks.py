@@ -34,6 +34,9 @@ from grader.problems.problem import Problem
 MAX_NOTEBOOK_BYTES = 4 * 1024 * 1024
 MAX_CELLS = 500
 MAX_MAGIC_LINES = 1000  # each is read with its cell's code before it: bounded
+# The characters read again to tell a magic from a line continuing a string or a
+# bracket, over the whole notebook (a magic inside a long open string rereads it).
+MAX_REREAD_CHARS = 4 * MAX_NOTEBOOK_BYTES
 MAX_HEADER_NOTES = 40  # notes written into the stored code's opening comment
 _SNIPPET = 60
 
@@ -127,6 +130,7 @@ class _Statement:
 
 
 def _without_magics(cell: CodeCell, notes: list[str], budget: list[int]) -> str | None:
+    """The cell less its magics; ``budget`` is [magic lines, characters reread] left."""
     lines = cell.source.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if _CELL_MAGIC.match(first):
@@ -145,6 +149,12 @@ def _without_magics(cell: CodeCell, notes: list[str], budget: list[int]) -> str 
         if budget[0] < 0:
             raise NotebookError(
                 f"The notebook has more than {MAX_MAGIC_LINES} lines that start with % or !."
+            )
+        budget[1] -= sum(len(text) + 1 for text in kept[checked:])
+        if budget[1] < 0:
+            raise NotebookError(
+                "The notebook has too many lines that start with % or ! inside long open"
+                " strings or brackets to read; close them or move those lines."
             )
         if _continues(kept[checked:]):
             kept.append(line)
@@ -176,7 +186,7 @@ def _snip(text: str) -> str:
 
 def _statements(cells: list[CodeCell], notes: list[str]) -> list[_Statement]:
     found: list[_Statement] = []
-    budget = [MAX_MAGIC_LINES]
+    budget = [MAX_MAGIC_LINES, MAX_REREAD_CHARS]
     for cell in cells:
         source = _without_magics(cell, notes, budget)
         if source is None:

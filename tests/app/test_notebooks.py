@@ -161,3 +161,14 @@ def test_the_caps_are_enforced() -> None:
         extract(notebook("x = '" + "a" * MAX_NOTEBOOK_BYTES + "'"), ["f"])
     with pytest.raises(NotebookError, match="more than 1000 lines that start with % or !"):
         extract(notebook("\n".join(["!ls"] * 1001)), ["f"])
+
+
+def test_magics_inside_a_long_open_string_cannot_make_the_server_reread_it_for_minutes() -> None:
+    # Each line that starts with % inside an open string rereads the string to tell it
+    # from a magic: 999 of them after 3 MiB cost the server half a minute a request.
+    opened = 'x = """\n' + ("a" * 60 + "\n") * 20_000  # 1.2 MiB, still open
+    with pytest.raises(NotebookError, match="inside long open strings or brackets"):
+        extract(notebook(opened + "%not_a_magic\n" * 20 + '"""\ndef f():\n    return x'), ["f"])
+    # a few of them in a short string are still read as the string's text
+    found = extract(notebook('x = """\n%kept\n"""\ndef f():\n    return x'), ["f"])
+    assert compiles_and_defines(found.code, "f")["f"]() == "\n%kept\n"
