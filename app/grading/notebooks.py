@@ -3,8 +3,10 @@ from the notebook's code cells in order, never run here.
 
 The rules (docs/api.md, "Notebooks", says them to learners):
 
-- nbformat 4 JSON, at most ``MAX_NOTEBOOK_BYTES`` and ``MAX_CELLS`` cells; anything
-  else is a ``NotebookError`` in one sentence.
+- nbformat 4 JSON, at most ``MAX_NOTEBOOK_BYTES`` and ``MAX_CELLS`` cells, its code
+  cells at most ``MAX_CELL_CODE_BYTES`` each, ``MAX_CODE_BYTES`` and
+  ``MAX_STATEMENTS`` top-level statements in all; anything else is a
+  ``NotebookError`` in one sentence.
 - A cell whose first line is a cell magic (``%%time``) is dropped whole; a line magic
   (``%pip``), a shell escape (``!ls``) or an assignment from one (``x = !ls``) drops
   its line (an indented one becomes ``pass``). A cell that still does not parse is
@@ -33,11 +35,19 @@ from grader.problems.problem import Problem
 
 MAX_NOTEBOOK_BYTES = 4 * 1024 * 1024
 MAX_CELLS = 500
+# The server parses the code cells (never runs them): an AST costs some 500 bytes of
+# memory per byte of dense code (4 MiB of `[1,1,...]`: 10 s and 2 GB), so the code is
+# capped far below the file, which is mostly outputs. A cell holds at most what a
+# typed submission may (grader/config.py max_source_bytes' default).
+MAX_CELL_CODE_BYTES = 256 * 1024
+MAX_CODE_BYTES = 1024 * 1024
+MAX_STATEMENTS = 5_000  # top-level statements, each read into a note or a definition
 MAX_MAGIC_LINES = 1000  # each is read with its cell's code before it: bounded
 # The characters read again to tell a magic from a line continuing a string or a
 # bracket, over the whole notebook (a magic inside a long open string rereads it).
 MAX_REREAD_CHARS = 4 * MAX_NOTEBOOK_BYTES
 MAX_HEADER_NOTES = 40  # notes written into the stored code's opening comment
+MAX_NOTES = 200  # notes answered to the learner; the rest are counted
 _SNIPPET = 60
 
 _CELL_MAGIC = re.compile(r"\s*%%")
@@ -95,6 +105,7 @@ def code_cells(raw: bytes | str) -> list[CodeCell]:
     if len(cells) > MAX_CELLS:
         raise NotebookError(f"The notebook has {len(cells)} cells; the limit is {MAX_CELLS}.")
     found = []
+    code_bytes = 0
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
             raise NotebookError(f"Cell {number} is not a notebook cell (no cell_type).")
@@ -105,7 +116,19 @@ def code_cells(raw: bytes | str) -> list[CodeCell]:
             source.encode("utf-8")
         except UnicodeEncodeError:
             raise NotebookError(f"Cell {number} holds text that is not valid Unicode.") from None
+        size = len(source.encode("utf-8"))
+        if size > MAX_CELL_CODE_BYTES:
+            raise NotebookError(
+                f"Cell {number} holds {size // 1024} KiB of code; a cell may hold at most"
+                f" {MAX_CELL_CODE_BYTES // 1024} KiB (keep data in files, not in code cells)."
+            )
+        code_bytes += size
         found.append(CodeCell(number, source))
+    if code_bytes > MAX_CODE_BYTES:
+        raise NotebookError(
+            f"The notebook's code cells hold {code_bytes // 1024} KiB of code; the limit is"
+            f" {MAX_CODE_BYTES // 1024} KiB."
+        )
     if not found:
         raise NotebookError("The notebook has no code cells.")
     return found
@@ -187,6 +210,7 @@ def _snip(text: str) -> str:
 def _statements(cells: list[CodeCell], notes: list[str]) -> list[_Statement]:
     found: list[_Statement] = []
     budget = [MAX_MAGIC_LINES, MAX_REREAD_CHARS]
+    statements = 0
     for cell in cells:
         source = _without_magics(cell, notes, budget)
         if source is None:
@@ -202,10 +226,17 @@ def _statements(cells: list[CodeCell], notes: list[str]) -> list[_Statement]:
         except (RecursionError, MemoryError, ValueError):
             notes.append(f"cell {cell.number}: too deeply nested to read, skipped")
             continue
+        statements += len(tree.body)
+        if statements > MAX_STATEMENTS:
+            raise NotebookError(
+                f"The notebook has more than {MAX_STATEMENTS} top-level statements in its"
+                f" code cells (cell {cell.number} passes it)."
+            )
+        lines = io.StringIO(source, newline="").readlines()  # as ast numbers them
         for node in tree.body:
-            kept = _kept(node, source, cell.number, len(found))
+            kept = _kept(node, lines, cell.number, len(found))
             if kept is None:
-                segment = ast.get_source_segment(source, node) or ""
+                segment = _segment(lines, node)
                 notes.append(
                     f"cell {cell.number}, line {node.lineno}: top-level statement"
                     f" {_snip(segment)} dropped (only imports, definitions and assignments"
@@ -216,10 +247,23 @@ def _statements(cells: list[CodeCell], notes: list[str]) -> list[_Statement]:
     return found
 
 
-def _kept(node: ast.stmt, source: str, cell: int, order: int) -> _Statement | None:
-    text = ast.get_source_segment(source, node, padded=False) or ""
+def _segment(lines: list[str], node: ast.stmt | ast.expr) -> str:
+    """``ast.get_source_segment`` on the cell's lines split once (it splits the whole
+    source again for every node: 20,000 one-line statements took minutes)."""
+    first, last, start, end = node.lineno, node.end_lineno, node.col_offset, node.end_col_offset
+    if last is None or end is None:
+        return ""
+    if first == last:
+        return lines[first - 1].encode()[start:end].decode()
+    inner = lines[first : last - 1]
+    opening = lines[first - 1].encode()[start:].decode()
+    return "".join([opening, *inner, lines[last - 1].encode()[:end].decode()])
+
+
+def _kept(node: ast.stmt, lines: list[str], cell: int, order: int) -> _Statement | None:
+    text = _segment(lines, node)
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        decorators = "".join(f"@{ast.get_source_segment(source, d)}\n" for d in node.decorator_list)
+        decorators = "".join(f"@{_segment(lines, d)}\n" for d in node.decorator_list)
         return _Statement(cell, order, decorators + text, frozenset({node.name}), _free(node))
     if isinstance(node, ast.Import | ast.ImportFrom):
         names = frozenset(
@@ -326,8 +370,11 @@ def extract(
         replaced = statement.defines and all(winner[n] is not statement for n in statement.defines)
         reason = "defined again later" if replaced else "not used by the entry points"
         notes.append(f"cell {statement.cell}: {_snip(statement.text)} left out ({reason})")
+    code = _assembled(kept, notes)
+    if len(notes) > MAX_NOTES:
+        notes[MAX_NOTES:] = [f"... and {len(notes) - MAX_NOTES} more left out"]
     return Extracted(
-        code=_assembled(kept, notes),
+        code=code,
         notes=notes,
         cells=sorted({s.cell for s in kept}),
         defined=defined,

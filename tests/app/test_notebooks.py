@@ -166,9 +166,24 @@ def test_the_caps_are_enforced() -> None:
 def test_magics_inside_a_long_open_string_cannot_make_the_server_reread_it_for_minutes() -> None:
     # Each line that starts with % inside an open string rereads the string to tell it
     # from a magic: 999 of them after 3 MiB cost the server half a minute a request.
-    opened = 'x = """\n' + ("a" * 60 + "\n") * 20_000  # 1.2 MiB, still open
+    opened = 'x = """\n' + ("a" * 60 + "\n") * 3_400  # 200 KiB, still open
     with pytest.raises(NotebookError, match="inside long open strings or brackets"):
-        extract(notebook(opened + "%not_a_magic\n" * 20 + '"""\ndef f():\n    return x'), ["f"])
+        extract(notebook(opened + "%not_a_magic\n" * 100 + '"""\ndef f():\n    return x'), ["f"])
     # a few of them in a short string are still read as the string's text
     found = extract(notebook('x = """\n%kept\n"""\ndef f():\n    return x'), ["f"])
     assert compiles_and_defines(found.code, "f")["f"]() == "\n%kept\n"
+
+
+def test_the_code_the_server_parses_is_capped_far_below_the_file() -> None:
+    # Parsing is the server's: 4 MiB of `[1,1,...]` cost 10 s and 2 GB, and 20,000
+    # one-line statements took minutes (each re-split the cell's source).
+    with pytest.raises(NotebookError, match="Cell 1 holds 300 KiB of code; a cell may hold at"):
+        extract(notebook("x = [" + "1," * 150 * 1024 + "]"), ["f"])
+    cell = "x = [" + "1," * 120 * 1024 + "]"
+    with pytest.raises(NotebookError, match="the limit is 1024 KiB"):
+        extract(notebook(*[cell] * 5), ["f"])
+    with pytest.raises(NotebookError, match="more than 5000 top-level statements"):
+        extract(notebook("a = 1\n" * 5001 + "def f():\n    return a"), ["f"])
+    found = extract(notebook("a = 1\n" * 4000 + "b = 2\n" * 900 + "def f():\n    return a"), ["f"])
+    assert compiles_and_defines(found.code, "f")["f"]() == 1
+    assert len(found.notes) == 201 and found.notes[-1] == "... and 4699 more left out"
