@@ -223,6 +223,12 @@ def _arrays_of(
         leaves = list(zip(output.paths, output.leaves, strict=True))
         if any(isinstance(leaf, str) for _, leaf in leaves):
             return "your code returned a tree with a leaf that is not an array of numbers", offset
+        if not _a_tree(list(output.paths)):  # the test rebuilds it by path: "a" and "a/b"
+            return (
+                "your code returned a tree whose keys collide once joined with '/' (a key"
+                " that holds '/', or two named alike)",
+                offset,
+            )
         specs, raw = protocol.pack_arrays([np.asarray(leaf) for _, leaf in leaves], offset)
         chunks.append(raw)
         meta: dict[str, Any] = {"kind": "tree", "paths": [p for p, _ in leaves], "specs": specs}
@@ -231,6 +237,18 @@ def _arrays_of(
         chunks.append(raw)
         meta = {"kind": "array", "spec": specs[0]}
     return {**where, **meta}, offset + len(raw)
+
+
+def _a_tree(paths: list[str]) -> bool:
+    """Whether the leaves' paths rebuild one tree: none twice, none also a branch."""
+    named = set(paths)
+    if len(named) != len(paths):
+        return False
+    return not any(path[:cut] in named for path in paths for cut in _slashes(path))
+
+
+def _slashes(path: str) -> list[int]:
+    return [index for index, char in enumerate(path) if char == "/"]
 
 
 def judge(problem: Problem, drawn: AuthorTestDraw, outputs: Returned) -> dict[int, TestVerdict]:
