@@ -212,6 +212,9 @@ def _statements(cells: list[CodeCell], notes: list[str]) -> list[_Statement]:
     budget = [MAX_MAGIC_LINES, MAX_REREAD_CHARS]
     statements = 0
     for cell in cells:
+        if "\x00" in cell.source:  # never Python; and it breaks 3.12's tokenize (SystemError)
+            notes.append(f"cell {cell.number}: holds a NUL character, so is not Python, skipped")
+            continue
         source = _without_magics(cell, notes, budget)
         if source is None:
             continue

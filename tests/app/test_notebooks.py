@@ -187,3 +187,11 @@ def test_the_code_the_server_parses_is_capped_far_below_the_file() -> None:
     found = extract(notebook("a = 1\n" * 4000 + "b = 2\n" * 900 + "def f():\n    return a"), ["f"])
     assert compiles_and_defines(found.code, "f")["f"]() == 1
     assert len(found.notes) == 201 and found.notes[-1] == "... and 4699 more left out"
+
+
+def test_a_nul_character_skips_its_cell_instead_of_crashing_the_reader() -> None:
+    # Python 3.12's tokenize raised SystemError on it while telling a magic from a
+    # continued line: an upload that answered 500.
+    found = extract(notebook("x = (\n\x00\n%time\n)", "def f():\n    return 1"), ["f"])
+    assert "cell 1: holds a NUL character, so is not Python, skipped" in found.notes
+    assert compiles_and_defines(found.code, "f")["f"]() == 1
