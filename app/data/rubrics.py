@@ -212,32 +212,61 @@ def mark_graded(*, session: Session, course: Course, submission: Submission, by:
 
 
 def applied(
-    *, session: Session, submission_ids: list[int]
+    *, session: Session, submission_ids: list[int], course: Course | None = None
 ) -> dict[int, list[tuple[RubricApplication, RubricItem]]]:
     """Each submission's applications with their items (removed ones included), by the
-    items' positions; one query however many submissions."""
+    items' positions; one query however many submissions. With ``course``, only that
+    course's items: a submit that counts in two courses is graded in each apart."""
     if not submission_ids:
         return {}
     found: dict[int, list[tuple[RubricApplication, RubricItem]]] = defaultdict(list)
-    rows = session.execute(
+    query = (
         select(RubricApplication, RubricItem)
         .join(RubricItem, RubricItem.id == RubricApplication.item_id)
         .where(RubricApplication.submission_id.in_(submission_ids))
-        .order_by(RubricItem.position, RubricItem.id)
     )
+    if course is not None:
+        query = query.join(Assignment, Assignment.id == RubricItem.assignment_id).where(
+            Assignment.course_id == course.id
+        )
+    rows = session.execute(query.order_by(RubricItem.position, RubricItem.id))
     for application, item in rows:
         found[application.submission_id].append((application, item))
     return dict(found)
 
 
-def gradings(*, session: Session, submission_ids: list[int]) -> dict[int, ManualGrading]:
-    """The submissions graded by hand: who and when."""
+def gradings(
+    *, session: Session, submission_ids: list[int], course: Course | None = None
+) -> dict[int, ManualGrading]:
+    """The submissions graded by hand: who and when. With ``course``, those this
+    course's staff marked, with the first of them (read from the audit, as a row
+    never stored: another course's grader of the same submit is not this course's)."""
     if not submission_ids:
         return {}
-    rows = session.scalars(
-        select(ManualGrading).where(ManualGrading.submission_id.in_(submission_ids))
+    if course is None:
+        rows = session.scalars(
+            select(ManualGrading).where(ManualGrading.submission_id.in_(submission_ids))
+        )
+        return {row.submission_id: row for row in rows}
+    marks = session.scalars(
+        select(RubricEvent)
+        .where(
+            RubricEvent.course_id == course.id,
+            RubricEvent.action == RubricAction.MARKED_GRADED,
+            RubricEvent.submission_id.in_(submission_ids),
+        )
+        .order_by(RubricEvent.id.desc())
     )
-    return {row.submission_id: row for row in rows}
+    return {  # the first mark wins: read newest first, the oldest overwrites
+        mark.submission_id: ManualGrading(
+            submission_id=mark.submission_id,
+            graded_by=mark.created_by,
+            graded_by_name=mark.created_by_name,
+            graded_at=mark.created_at,
+        )
+        for mark in marks
+        if mark.submission_id is not None
+    }
 
 
 def events(
@@ -311,8 +340,19 @@ def graded_by_hand(
     )
     if isinstance(wanted, list) and not wanted:
         return {}
+    grader = (  # this course's first grader of it (the row's may be another course's)
+        select(RubricEvent.created_by_name)
+        .where(
+            RubricEvent.submission_id == ManualGrading.submission_id,
+            RubricEvent.course_id == course.id,
+            RubricEvent.action == RubricAction.MARKED_GRADED,
+        )
+        .order_by(RubricEvent.id)
+        .limit(1)
+        .scalar_subquery()
+    )
     rows = session.execute(
-        select(ManualGrading.submission_id, ManualGrading.graded_by_name, points).where(
+        select(ManualGrading.submission_id, grader, points).where(
             ManualGrading.submission_id.in_(wanted), marked_here
         )
     )
@@ -389,16 +429,28 @@ def _application(session: Session, submission_id: int, item_id: int) -> RubricAp
 def _mark(
     session: Session, course: Course, assignment: Assignment, submission: Submission, by: User
 ) -> None:
-    """Mark graded by ``by`` unless someone did (a race on the primary key: the first wins)."""
-    if session.get(ManualGrading, submission.id) is not None:
+    """Mark graded by ``by`` unless someone of this course did (a race on the primary
+    key: the first wins). The row is the submit's first grader in any course; the
+    course's own mark is its MARKED_GRADED event, which the grade book reads."""
+    marked_here = session.scalar(
+        select(RubricEvent.id).where(
+            RubricEvent.course_id == course.id,
+            RubricEvent.submission_id == submission.id,
+            RubricEvent.action == RubricAction.MARKED_GRADED,
+        )
+    )
+    if marked_here is not None:
         return
-    try:
-        with session.begin_nested():
-            session.add(
-                ManualGrading(submission_id=submission.id, graded_by=by.id, graded_by_name=by.name)
-            )
-    except IntegrityError:  # marked by another grader just now
-        return
+    if session.get(ManualGrading, submission.id) is None:
+        try:
+            with session.begin_nested():
+                session.add(
+                    ManualGrading(
+                        submission_id=submission.id, graded_by=by.id, graded_by_name=by.name
+                    )
+                )
+        except IntegrityError:  # marked by another grader just now
+            return
     _event(session, course, assignment.id, RubricAction.MARKED_GRADED, by, submission=submission.id)
     _arm(session, course, assignment, [submission.user_id])
 

@@ -100,10 +100,10 @@ def queue(*, session: Session, course: Course, assignment: Assignment) -> Queue:
         if entry.submission.problem == assignment.problem
     ]
     ids = [entry.submission.id for entry in entries]
-    marked = rubrics.gradings(session=session, submission_ids=ids)
+    marked = rubrics.gradings(session=session, submission_ids=ids, course=course)
     picked = {user.id: _to_grade(user.id, entries, marked) for user in learners}
     chosen = [entry.submission.id for entry in picked.values() if entry is not None]
-    applied = rubrics.applied(session=session, submission_ids=chosen)
+    applied = rubrics.applied(session=session, submission_ids=chosen, course=course)
     rows = []
     for learner in learners:
         entry = picked[learner.id]
@@ -211,8 +211,12 @@ def submission_grading(
     graded = Grading(
         assignment=assignment,
         auto_score=None if entry is None or entry.verdict is None else (entry.score or 0.0),
-        applied=rubrics.applied(session=session, submission_ids=ids).get(submission.id, []),
-        graded=rubrics.gradings(session=session, submission_ids=ids).get(submission.id),
+        applied=rubrics.applied(session=session, submission_ids=ids, course=course).get(
+            submission.id, []
+        ),
+        graded=rubrics.gradings(session=session, submission_ids=ids, course=course).get(
+            submission.id
+        ),
     )
     return entry, graded
 

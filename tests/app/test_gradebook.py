@@ -14,7 +14,7 @@ from app.core.db import engine, session_scope
 from app.data import accounts, assignments, courses, overrides, rubrics
 from app.data.assignments import AssignmentSettings
 from app.models import Assignment, Course, Submission, User
-from app.reports import gradebook
+from app.reports import gradebook, grading_view
 from app.vocabulary import LatePolicy, RubricMode
 from tests.app.conftest import BANK_SLUG
 
@@ -143,3 +143,34 @@ def test_the_matrix_reads_hand_gradings_in_one_query_however_many_submits(
             session.flush()
             rubrics.apply(session=session, course=course, submission=more, item_id=item.id, by=teacher)  # fmt: skip
         assert statements(session, course) == one
+
+
+def test_two_courses_grading_one_submit_keep_to_their_own_rubric(sqlite_database: str) -> None:
+    # ada's submit counts in two courses that assign the same bank problem. The other
+    # course's staff grade it first: this course's grading still counts here, and
+    # neither course's staff read the other's items, points or graders.
+    with session_scope() as session:
+        course, assignment, teacher, ada, submission = late_course(session)
+        olga = accounts.create_user(session=session, name="olga", password=PASSWORD, role="instructor")  # fmt: skip
+        other = courses.create_course(session=session, name="Other", instructor=olga)
+        other_assignment = assignments.assign(session=session, course=other, problem=BANK_SLUG,
+            settings=AssignmentSettings(opens_at=datetime(2030, 1, 1)))  # fmt: skip
+        courses.join_course(session=session, code=other.join_code, user=ada, address="test")
+        theirs = rubrics.add_item(session=session, course=other, assignment=other_assignment,
+                                  points=-5, description="olga's private note", by=olga)  # fmt: skip
+        rubrics.apply(session=session, course=other, submission=submission, item_id=theirs.id, by=olga)  # fmt: skip
+        ours = rubrics.add_item(session=session, course=course, assignment=assignment,
+                                points=2, description="explains the shapes", by=teacher)  # fmt: skip
+        rubrics.apply(session=session, course=course, submission=submission, item_id=ours.id, by=teacher)  # fmt: skip
+        here = cell(session, course, ada)
+        assert (here.manual_points, here.graded_by) == (2.0, "teacher")
+        assert here.best_score == pytest.approx(0.8)  # 6 + 2 of 10, olga's -5 not here
+        _entry, grading = grading_view.submission_grading(
+            session=session, course=course, assignment=assignment, submission=submission
+        )
+        assert [item.description for _a, item in grading.applied] == ["explains the shapes"]
+        assert grading.graded is not None and grading.graded.graded_by_name == "teacher"
+        assert grading.manual_points == 2.0
+        row = grading_view.queue(session=session, course=course, assignment=assignment).rows[0]
+        assert row.grading is not None and row.grading.manual_points == 2.0
+        assert row.grading.graded is not None and row.grading.graded.graded_by_name == "teacher"

@@ -108,8 +108,13 @@ def remove_item(slug: str, item_id: int, access: Instructor, session: SessionDep
 def _on(
     session: Session, course: Course, submission: Submission, changed: bool
 ) -> SubmissionRubricPublic:
-    found = rubrics.applied(session=session, submission_ids=[submission.id]).get(submission.id, [])
-    grading = rubrics.gradings(session=session, submission_ids=[submission.id]).get(submission.id)
+    ids = [submission.id]
+    found = rubrics.applied(session=session, submission_ids=ids, course=course).get(
+        submission.id, []
+    )
+    grading = rubrics.gradings(session=session, submission_ids=ids, course=course).get(
+        submission.id
+    )
     return SubmissionRubricPublic(
         submission_id=submission.id,
         changed=changed,
@@ -185,7 +190,7 @@ def mark_graded(submission_id: int, access: Staff, session: SessionDep) -> Submi
     submission = hand_grading.course_submission(
         session=session, course=access.course, submission_id=submission_id
     )
-    before = rubrics.gradings(session=session, submission_ids=[submission.id])
+    before = rubrics.gradings(session=session, submission_ids=[submission.id], course=access.course)
     rubrics.mark_graded(
         session=session, course=access.course, submission=submission, by=access.user
     )
