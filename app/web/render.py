@@ -24,6 +24,7 @@ from app.vocabulary import (
     RegradeScope,
     RegradeStatus,
     Role,
+    RubricMode,
     SimilarityScope,
     SimilarityStatus,
     SubmissionStatus,
@@ -105,6 +106,7 @@ templates.env.globals.update(
     SimilarityScope=SimilarityScope,
     Role=Role,
     MemberRole=MemberRole,
+    RubricMode=RubricMode,
 )
 # The sign-in page's single sign-on buttons, and whether it shows the password form.
 templates.env.globals.update(
