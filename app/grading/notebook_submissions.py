@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.data import assignments, catalog
@@ -149,16 +150,23 @@ def submit_course_notebook(
         if earlier:
             outcomes.append(NotebookSubmission(slug, title, earlier, found))
             continue
-        submission = submission_data.create_submission(
-            session=session,
-            user=user,
-            problem=slug,
-            code=found.code,
-            mode=Mode.SUBMIT,
-            version_id=version.id,
-            max_queued=max_queued,
-            max_submits_per_hour=max_submits_per_hour,
-            client_key=key,
-        )
+        try:
+            with session.begin_nested():
+                submission = submission_data.create_submission(
+                    session=session,
+                    user=user,
+                    problem=slug,
+                    code=found.code,
+                    mode=Mode.SUBMIT,
+                    version_id=version.id,
+                    max_queued=max_queued,
+                    max_submits_per_hour=max_submits_per_hour,
+                    client_key=key,
+                )
+        except IntegrityError:  # the same upload, sent again at once, stored it just now
+            earlier = submission_data.submission_by_key(session=session, user=user, key=key or "")
+            if not earlier:
+                raise
+            submission = earlier
         outcomes.append(NotebookSubmission(slug, title, submission, found))
     return outcomes

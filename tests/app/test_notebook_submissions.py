@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import ORMExecuteState, Session
 
-from app.core.db import session_scope
+from app.core.db import engine, session_scope
 from app.data import accounts, assignments, courses
 from app.data.assignments import AssignmentSettings
-from app.models import Assignment, Submission
+from app.grading import notebook_submissions
+from app.models import Assignment, Course, Submission, User
 from tests.app.conftest import sign_in, token_for
 from tests.app.test_api import drain_queue
 
@@ -223,3 +225,33 @@ def test_the_assign_form_and_the_api_set_the_notebook(
         headers={"X-CSRF-Token": csrf},
     )
     assert answer.status_code == 200 and answer.json()["notebook"] == "Week 2"
+
+
+def test_one_upload_sent_twice_at_once_answers_the_same_submissions(
+    notebook_course: int,
+) -> None:
+    # A client's retry while the first request is still running: the retry looks for
+    # its Idempotency-Key before the first commits and inserts after it did. The
+    # unique key refused the insert and the request answered 500.
+    def upload_in(session: Session) -> list[int | None]:
+        ada = session.scalars(select(User).where(User.name == "ada")).one()
+        outcomes = notebook_submissions.submit_course_notebook(
+            session=session, user=ada, course=session.get_one(Course, notebook_course),
+            name="Week 1", raw=TWO_PROBLEMS, max_source_bytes=1 << 20, max_queued=10,
+            max_submits_per_hour=None, client_key="week-1",
+        )  # fmt: skip
+        return [o.submission.id if o.submission else None for o in outcomes]
+
+    def first_commits(state: ORMExecuteState) -> None:
+        if state.is_update and first.in_transaction():  # the retry's lock on the learner
+            first.commit()
+
+    with Session(engine()) as first, Session(engine()) as retry:
+        made = upload_in(first)
+        # the retry has looked for the key (none committed yet); the first commits
+        # just before the retry takes the learner's lock and inserts
+        event.listen(retry, "do_orm_execute", first_commits)
+        again = upload_in(retry)
+        retry.commit()
+    assert again == made and None not in made
+    assert stored() == 2
