@@ -331,7 +331,7 @@ def test_the_timeline_links_each_submission_to_its_grading_page(app: FastAPI, wo
     with session_scope() as session:
         bob_id = _user(session, "bob").id
     page = teacher.get(f"/courses/{world.course}/learners/{bob_id}").text
-    assert f'href="{world.base}/{world.bob}">grading view</a>' in page
+    assert f'href="{world.base}/{world.bob}">Grade #{world.bob} in the grading view</a>' in page
 
 
 def test_a_teaching_assistant_applies_items_but_cannot_change_them(

@@ -101,7 +101,7 @@ def test_the_problem_page_uploads_with_its_session_and_csrf_token(client: TestCl
     token_for("ada")
     csrf = sign_in(client, "ada")
     page = client.get(f"/problems/{SLUG}").text
-    assert 'id="notebook"' in page and "Submit a notebook (.ipynb)" in page
+    assert 'id="notebook"' in page and "Upload a notebook (.ipynb) for grading" in page
     assert "magics" in page and "shell escapes" in page and "microbatched_grads" in page
     assert upload(client, NOTEBOOK, {}).status_code == 403  # a cookie alone proves nothing
     answer = upload(client, NOTEBOOK, {"X-CSRF-Token": csrf})

@@ -1,6 +1,6 @@
 # expect: wrong_answer
-# diagnosis: none
-# why: keeps a running weighted mean in "sum" (normalised at every step) and returns it as it is: the mean is right in a chain, but the accumulator's sum is not the weighted sum the statement asks for, and average gets accumulators built to the statement
+# diagnosis: sum_not_divided
+# why: keeps a running weighted mean in "sum" (normalised at every step) and returns it as it is: the mean is right in a chain, but the accumulator's sum is not the weighted sum the statement asks for, and its average returns the accumulator's sum undivided, which is the known mistake sum_not_divided on the average part
 import jax
 import jax.numpy as jnp
 
