@@ -220,8 +220,8 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         slug = "nnx-grad-accumulation"
         assert grades.splitlines() == [
             f"user,display_name,email,student_id,{slug} raw,{slug} final,{slug} late,"
-            f"{slug} override,total (of 10)",
-            "grace,grace,,,10,9,yes,,9",
+            f"{slug} override,{slug} automatic,{slug} rubric,total (of 10)",
+            "grace,grace,,,10,9,yes,,10,,9",
         ]
         teacher.get_by_role("link", name="analytics, similarity, regrade").click()
         expect(teacher.locator("svg.chart")).to_have_count(2)
