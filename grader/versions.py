@@ -23,7 +23,10 @@ RUNTIME_PACKAGES = ("jax", "jaxlib", "flax", "optax", "numpy")
 # (``CPU_XLA_FLAGS``): part of every expected-output cache key, so outputs computed
 # another way are computed again. (Learners' jobs are compiled whole where they
 # trace: grader/child/protocol.py ``JobMessage.compiled``.)
-EXECUTION = "trusted runs eager; CPU XLA at optimisation level 0"
+EXECUTION = (
+    "trusted runs eager or compiled, scalars static where tracing needs their values;"
+    " CPU XLA at optimisation level 0"
+)
 
 # Simulated CPU devices per child: enough for data-parallel problems (shard_map over a
 # mesh) to run on any CPU worker; ordinary code uses the first and sees no difference.

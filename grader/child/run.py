@@ -78,6 +78,12 @@ def _analysis_tools(jax: Any) -> dict[str, Any]:
         "dce": partial_eval.dce_jaxpr,
         "block": jax.block_until_ready,
         "flatten": jax.tree_util.tree_flatten,
+        # What tracing raises where Python code needs a traced argument's value.
+        "concretization": (
+            jax.errors.ConcretizationTypeError,
+            jax.errors.TracerIntegerConversionError,
+            jax.errors.TracerArrayConversionError,
+        ),
     }
 
 
@@ -251,6 +257,13 @@ def static_argnums(args: Sequence[Any]) -> tuple[int, ...]:
     return tuple(i for i, arg in enumerate(args) if isinstance(arg, float) and arg.is_integer())
 
 
+def scalar_argnums(args: Sequence[Any]) -> tuple[int, ...]:
+    """Every Python number among the arguments: static where the code needs the values
+    of its scalars while it is traced (``if rate <= 0``, a schedule that checks its
+    arguments). A program per distinct value, each one what running op by op does."""
+    return tuple(i for i, arg in enumerate(args) if isinstance(arg, float | int))
+
+
 def _signature(args: Sequence[Any], static: tuple[int, ...]) -> Any:
     """What one compiled program serves: the static values, the tree structure and
     each dynamic leaf's shape and dtype (a Python float traces as a weak scalar)."""
@@ -288,7 +301,10 @@ class _Loaded:
     case costs one compilation instead of one per primitive; cases that share shapes
     and static values share it. Each program is traced once, its jaxpr read, and the
     executable of that very trace answers every case of its shape group
-    (``jit(f).trace(...).lower().compile()``): what is analysed is what answers. The
+    (``jit(f).trace(...).lower().compile()``): what is analysed is what answers. Code
+    that needs a traced scalar's value (``if decay_rate <= 0`` in a schedule) is traced
+    again with every Python number static, a program per distinct value, each what
+    running op by op would do (``scalars_static``). The
     first time compiling or running fails for any reason (Python code that needs
     concrete values, a non-array result, an error), the solution runs eagerly from
     then on, that case included, and what happens eagerly is its result. With
@@ -300,6 +316,9 @@ class _Loaded:
     filename: str
     function: Any
     compiled: bool = True
+    # Every Python number static (``scalar_argnums``): the code could not be traced with
+    # its non-integral scalars as arguments.
+    scalars_static: bool = False
     programs: dict[Any, _Program] = field(default_factory=dict)
     eager: _Program | None = None
     # Programs numbered so far, shared by the solution's parts (one numbering per solution).
@@ -312,7 +331,7 @@ class _Loaded:
         return self.numbers.count - 1
 
     def _program_for(self, args: list[Any], job: JobMessage, channel: _Channel) -> _Program:
-        static = static_argnums(args)
+        static = scalar_argnums(args) if self.scalars_static else static_argnums(args)
         key = _signature(args, static)
         program = self.programs.get(key)
         if program is None:
@@ -337,18 +356,30 @@ class _Loaded:
                 )
         return self.eager.index
 
+    def _scalars_needed(self, failure: Exception, args: list[Any]) -> bool:
+        """Whether ``failure`` is the code needing the value of a traced scalar that a
+        compile with every scalar static would give it (the first time only)."""
+        return (
+            not self.scalars_static
+            and isinstance(failure, _TOOLS["concretization"])
+            and scalar_argnums(args) != static_argnums(args)
+        )
+
     def call(
         self, args: list[Any], job: JobMessage, channel: _Channel, *, compile_it: bool
     ) -> tuple[Any, int]:
         """The entry point's value for ``args``, and the number of the program that
         computed it."""
         error: BaseException | None = None
-        if self.compiled and compile_it:
+        while self.compiled and compile_it:
             try:
                 program = self._program_for(args, job, channel)
                 dynamic = [arg for i, arg in enumerate(args) if i not in program.static]
                 return _TOOLS["block"](program.executable(*dynamic)), program.index
             except Exception as failure:
+                if self._scalars_needed(failure, args):
+                    self.scalars_static = True  # and compile again, every scalar static
+                    continue
                 self.compiled, error = False, failure
         number = self._eager_program(error, job, channel)
         return self.function(*args), number

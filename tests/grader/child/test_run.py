@@ -188,12 +188,25 @@ def test_patching_the_memory_analysis_after_start_changes_nothing_the_child_read
     assert frames.analyses()[0]["temp_bytes"] is not None
 
 
-def test_python_that_needs_concrete_values_falls_back_to_eager_for_good() -> None:
-    solution = loaded("def f(x, lr):\n    return x * 2 if float(lr) > 0.3 else x\n")
+def test_python_that_needs_a_scalars_value_is_compiled_with_every_scalar_static() -> None:
+    solution = loaded("def f(x, lr, seed):\n    return x * 2 * seed if float(lr) > 0.3 else x\n")
     x, frames = jnp.arange(3.0), Frames()
-    assert call(solution, [x, 0.5], frames, analysed=True).tolist() == [0.0, 2.0, 4.0]
-    assert not solution.compiled
-    assert call(solution, [x, 0.1], frames, analysed=True).tolist() == [0.0, 1.0, 2.0]
+    assert call(solution, [x, 0.5, 1.0], frames, analysed=True).tolist() == [0.0, 2.0, 4.0]
+    assert solution.compiled and solution.scalars_static
+    assert call(solution, [x, 0.1, 1.0], frames, analysed=True).tolist() == [0.0, 1.0, 2.0]
+    assert call(solution, [x + 1, 0.1, 1.0], frames).tolist() == [1.0, 2.0, 3.0]
+    # A program per distinct value of the scalars, each analysed like any other.
+    assert len(solution.programs) == 2
+    assert [a["program"] for a in frames.analyses()] == [0, 1]
+    assert all(a["primitives"] is not None for a in frames.analyses())
+
+
+def test_python_that_needs_concrete_arrays_falls_back_to_eager_for_good() -> None:
+    solution = loaded("def f(x, lr):\n    return x * lr if float(x.sum()) > 3 else x\n")
+    x, frames = jnp.arange(3.0), Frames()
+    assert call(solution, [x, 0.5], frames, analysed=True).tolist() == [0.0, 1.0, 2.0]
+    assert not solution.compiled  # every scalar static did not help: the array is traced
+    assert call(solution, [x + 1, 0.5], frames, analysed=True).tolist() == [0.5, 1.0, 1.5]
     (eager,) = frames.analyses()  # said once, with why
     assert eager["primitives"] is None and "ConcretizationTypeError" in eager["error"]
 
