@@ -365,7 +365,12 @@ def _check_runs(
         result.errors.append(f"{problem.reference_path.name}: {error}")
         say("reference and mistakes: the run failed")
         return
-    where = "" if problem.trusted else " in a sandbox"
+    where = " in a sandbox" if not problem.trusted else ""
+    where += (
+        f", compiled ({expected.compile_signatures(problem)} compile signature(s))"
+        if expected.trusted_runs_compiled(problem)
+        else ", op by op"
+    )
     if trusted.from_cache:
         result.notes.append("reference and mistakes: outputs from this machine's cache")
         say(

@@ -314,13 +314,14 @@ class ProblemConfig(_Strict):
     device: Literal["cpu", "gpu", "any"] = Field(
         "any", description="Which workers may grade this problem."
     )
-    trusted_runs: Literal["eager", "compiled"] = Field(
-        "eager",
+    trusted_runs: Literal["auto", "eager", "compiled"] = Field(
+        "auto",
         description=(
             "How the reference and the mistakes run over every variant: op by op (fast when"
-            " the same small primitives repeat across hundreds of cases) or each solution"
-            " under jax.jit once per shape group (fast for shard_map, scans over models,"
-            " unrolled loops; up to 20x for those)."
+            " every case needs its own program: a seed that differs per case) or each"
+            " solution under jax.jit once per compile signature (fast when a few programs"
+            " answer every variant; 4-20x for those). auto: compiled where the bank has at"
+            " most one compile signature per four cases, else op by op."
         ),
     )
     structure: StructureConfig | None = Field(

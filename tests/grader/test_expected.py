@@ -12,7 +12,7 @@ import pytest
 
 from grader import expected
 from grader.child.verdicts import Verdict
-from grader.config import settings
+from grader.config import PROJECT_ROOT, settings
 from grader.judging.job import CaseOutcome, Job, RunOutcome, SolutionOutcome
 from grader.problems.problem import Problem, load_problem
 from grader.running import gpu_sharing
@@ -61,6 +61,28 @@ def test_the_trusted_job_runs_the_reference_then_each_mistake_on_every_case(
     assert [s.name for s in job.solutions] == ["reference"] + [m.name for m in problem.mistakes]
     assert len(job.cases) == len(list(problem.case_bank.keyed()))
     assert not job.hidden_cases  # trusted: everything in one phase
+
+
+def test_auto_compiles_trusted_runs_where_few_programs_answer_every_variant(
+    problem: Problem,
+) -> None:
+    # scan-microbatched-grads (the problem copy): a shape group's cases share their
+    # static values in every variant, so 4 programs answer all 66 cases.
+    assert problem.config.trusted_runs == "auto"
+    assert expected.compile_signatures(problem) * expected.CASES_PER_PROGRAM <= len(
+        list(problem.case_bank.keyed())
+    )
+    assert expected.trusted_job(problem, "cpu").compiled
+    # A seed that differs per case makes a program per case or two: op by op.
+    seeded = load_problem(PROJECT_ROOT / "problems" / "train-with-accumulation")
+    assert expected.compile_signatures(seeded) * expected.CASES_PER_PROGRAM > len(
+        list(seeded.case_bank.keyed())
+    )
+    assert not expected.trusted_job(seeded, "cpu").compiled
+    # What problem.toml says, when it says it, wins.
+    toml = problem.folder / "problem.toml"
+    toml.write_text(toml.read_text().replace('device = ', 'trusted_runs = "eager"\ndevice = ', 1))
+    assert not expected.trusted_job(load_problem(problem.folder), "cpu").compiled
 
 
 def test_outputs_are_kept_per_case_key_for_the_reference_and_each_mistake(
