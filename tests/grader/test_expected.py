@@ -81,7 +81,7 @@ def test_auto_compiles_trusted_runs_where_few_programs_answer_every_variant(
     assert not expected.trusted_job(seeded, "cpu").compiled
     # What problem.toml says, when it says it, wins.
     toml = problem.folder / "problem.toml"
-    toml.write_text(toml.read_text().replace('device = ', 'trusted_runs = "eager"\ndevice = ', 1))
+    toml.write_text(toml.read_text().replace("device = ", 'trusted_runs = "eager"\ndevice = ', 1))
     assert not expected.trusted_job(load_problem(problem.folder), "cpu").compiled
 
 
