@@ -153,7 +153,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     folders = [_problem_folder(slug) for slug in args.slugs] if args.slugs else problem_folders()
     failed = 0
     problems = [load_problem(folder) for folder in folders]
-    for problem, result in expected.prepare_all(problems, device):
+    for problem, result in expected.prepare_all(expected.longest_first(problems), device):
         if isinstance(result, Exception):
             failed += 1
             print(f"{problem.slug}: FAILED: {result}", flush=True)

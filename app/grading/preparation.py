@@ -146,12 +146,15 @@ def _prepare(
     for problem in ordered:
         if id(problem) in done or (problem.slug not in failed and expected.on_disk(problem)):
             progress.record(problem.slug, None, mistakes=True, quiet=True)
+    # No learner waits on a mistake's outputs: the slowest first, for the shortest pass.
     for problem, result in expected.prepare_all(
-        [
-            problem
-            for problem in ordered
-            if problem.slug not in failed and not expected.on_disk(problem)
-        ]
+        expected.longest_first(
+            [
+                problem
+                for problem in ordered
+                if problem.slug not in failed and not expected.on_disk(problem)
+            ]
+        )
     ):
         progress.record(problem.slug, result, mistakes=True)
         if isinstance(result, Exception):

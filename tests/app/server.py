@@ -33,7 +33,7 @@ def bank_prepared() -> None:
     threw its half-done run away for the next to begin again: the whole suite took
     twice as long. The pytest workers share the work through the cache's file locks."""
     problems = [load_problem(folder) for folder in problem_folders()]
-    for problem, result in expected.prepare_all(problems):
+    for problem, result in expected.prepare_all(expected.longest_first(problems)):
         if isinstance(result, Exception):
             raise AssertionError(f"the trusted runs of {problem.slug} failed: {result}")
 

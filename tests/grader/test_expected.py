@@ -185,3 +185,11 @@ def test_outputs_record_the_runtime_that_computed_them(problem: Problem) -> None
     assert stored.from_cache
     assert stored.runtime["xla_flags"] == CPU_XLA_FLAGS
     assert stored.runtime["jax"] == runtime_versions()["jax"] != ""
+
+
+def test_a_preparation_starts_the_problems_that_run_op_by_op_first(problem: Problem) -> None:
+    seeded = load_problem(PROJECT_ROOT / "problems" / "train-with-accumulation")
+    assert [p.slug for p in expected.longest_first([problem, seeded])] == [
+        "train-with-accumulation",
+        problem.slug,
+    ]
