@@ -82,12 +82,14 @@ editor:
 screenshots: venv
 	JAXJUDGE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -p no:xdist tests/e2e
 
-# Measured numbers into docs/performance.md (about 27 minutes on 2 cores: 8 for submit latency, 14 for grading latency over every problem, 2 for API load, 3 sustained).
+# Measured numbers into docs/performance.md (about 36 minutes on 2 cores: 8 for submit latency, 14 for grading latency over every problem, 2 for API load, 3 sustained, 8 for the whole bank's trusted runs from a cold cache, 1 for a waiting child's memory).
 bench: venv
 	$(BIN)/python -m bench.submit_latency --write
 	$(BIN)/python -m bench.grading_latency --write
 	$(BIN)/python -m bench.api_load --write
 	$(BIN)/python -m bench.sustained --write
+	$(BIN)/python -m bench.bank_preparation --write
+	$(BIN)/python -m bench.child_memory --write
 
 # docker-compose.yml started for real with podman and podman-compose (root, Debian; not
 # part of `make test`): images built from Debian's packages, two verdicts through the API,
