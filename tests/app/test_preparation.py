@@ -34,6 +34,7 @@ def test_references_run_before_mistakes_and_progress_is_reported(
     private_bank: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     passes: list[tuple[list[str], bool]] = []
+    given: list[list[Problem]] = []
 
     def stand_in(
         problems: list[Problem],
@@ -43,6 +44,7 @@ def test_references_run_before_mistakes_and_progress_is_reported(
         mistakes: bool = True,
     ) -> Iterator[tuple[Problem, TrustedOutputs | Exception]]:
         passes.append(([problem.slug for problem in problems], mistakes))
+        given.append(problems)
         for problem in problems:
             outputs: dict[str, Outputs] = {
                 case.name: [np.zeros(1)] for case in problem.case_bank.samples
@@ -55,14 +57,18 @@ def test_references_run_before_mistakes_and_progress_is_reported(
     monkeypatch.setattr(preparation, "PROGRESS", board := preparation._ProgressBoard())
     stored = preparation.prepare_versions(include_live=True)
     (references, first), (mistakes, second) = passes
-    assert (first, second) == (False, True) and references == mistakes
+    assert (first, second) == (False, True)
+    # References in the learners' order; the mistakes, which no learner waits on,
+    # the slowest first.
+    assert mistakes == [problem.slug for problem in expected.longest_first(given[0])]
+    assert sorted(references) == sorted(mistakes) and references != mistakes
     assert BANK_SLUG in references and stored >= 1
     with session_scope() as session:
         live = catalog.live_version(session=session, slug=BANK_SLUG)
         assert live is not None and catalog.stored_samples(live)  # the page has its samples
     progress = board.snapshot()
     assert progress.total == len(references)
-    assert progress.gradable == progress.diagnosable == references
+    assert progress.gradable == references and progress.diagnosable == mistakes
     assert not progress.running and progress.references_seconds is not None
 
     # A restart: samples stored, outputs on disk. No run, no file read, all ready.
