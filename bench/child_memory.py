@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bench.blocks import write_block
 from grader.config import settings
+from grader.running.gpu_sharing import descendants
 from grader.running.pool import WarmPool
 from grader.running.sandbox import SandboxLauncher
 
@@ -26,15 +27,13 @@ WARM_UP_SECONDS = 30.0  # the warm-up's steps take a few seconds on an idle mach
 def _children() -> list[int]:
     """The pids of this process's grading children (the Python inside each sandbox)."""
     pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in sorted(descendants(os.getpid()) - {os.getpid()}):
         try:
-            command = (entry / "cmdline").read_bytes().split(b"\0")
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if command and command[0].endswith(b"python") and b"grader.child" in b" ".join(command):
-            pids.append(int(entry.name))
+        if command[0].endswith(b"python") and b"grader.child" in b" ".join(command):
+            pids.append(pid)
     return pids
 
 

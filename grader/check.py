@@ -365,12 +365,11 @@ def _check_runs(
         result.errors.append(f"{problem.reference_path.name}: {error}")
         say("reference and mistakes: the run failed")
         return
-    where = " in a sandbox" if not problem.trusted else ""
-    where += (
-        f", compiled ({expected.compile_signatures(problem)} compile signature(s))"
-        if expected.trusted_runs_compiled(problem)
-        else ", op by op"
-    )
+    where = "" if problem.trusted else " in a sandbox"
+    if expected.trusted_runs_compiled(problem):
+        where += f", compiled ({expected.compile_signatures(problem)} compile signature(s))"
+    else:
+        where += ", op by op"
     if trusted.from_cache:
         result.notes.append("reference and mistakes: outputs from this machine's cache")
         say(

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from grader import author_code  # also lets untrusted problems' cases.py run, sandboxed
-from grader.cases import argument_signature
+from grader.cases import Case, argument_signature
 from grader.child.run import static_argnums
 from grader.child.verdicts import Verdict
 from grader.config import settings
@@ -126,23 +126,19 @@ def trusted_job(problem: Problem, device: str, *, mistakes: bool = True) -> Job:
 CASES_PER_PROGRAM = 4
 
 
+def compile_signature(case: Case) -> tuple[object, ...]:
+    """What a compiled call of an entry point on ``case`` depends on (grader/child/run.py
+    ``_signature``): the value of every static argument (an integral float: a seed, a
+    count) and every other argument's shapes and dtypes."""
+    args = list(case.args.values())
+    static = set(static_argnums(args))
+    return tuple(arg if i in static else argument_signature(arg) for i, arg in enumerate(args))
+
+
 def compile_signatures(problem: Problem) -> int:
-    """How many programs the bank's cases make a compiled solution build: one per part,
-    static values (integral floats: a seed, a count) and argument shapes and dtypes
-    (grader/child/run.py ``_signature``)."""
-    signatures = set()
-    for _key, case in problem.case_bank.keyed():
-        args = list(case.args.values())
-        static = set(static_argnums(args))
-        signatures.add(
-            (
-                case.part,
-                tuple(
-                    arg if i in static else argument_signature(arg) for i, arg in enumerate(args)
-                ),
-            )
-        )
-    return len(signatures)
+    """How many programs the bank's cases make a compiled solution build: one per part
+    and ``compile_signature``."""
+    return len({(case.part, compile_signature(case)) for _key, case in problem.case_bank.keyed()})
 
 
 def trusted_runs_compiled(problem: Problem) -> bool:

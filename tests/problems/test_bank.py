@@ -6,7 +6,7 @@ import pytest
 
 from grader.cases import argument_signature
 from grader.check import MIN_MISTAKES, check_problem, render
-from grader.child.run import static_argnums
+from grader.expected import compile_signature
 from grader.problems.problem import load_problem, problem_folders
 
 FOLDERS = problem_folders()
@@ -73,14 +73,6 @@ def test_check_passes(folder: object) -> None:
     )
 
 
-def _compile_signature(case: object) -> tuple[object, ...]:
-    """What a compiled call of the learner's function depends on (grader/child/run.py):
-    every array's shape and dtype, and the value of every static argument."""
-    args = list(case.args.values())  # type: ignore[attr-defined]
-    static = set(static_argnums(args))
-    return tuple(arg if i in static else argument_signature(arg) for i, arg in enumerate(args))
-
-
 def _shape_signature(case: object) -> tuple[object, ...]:
     return tuple(argument_signature(arg) for arg in case.args.values())  # type: ignore[attr-defined]
 
@@ -93,7 +85,7 @@ def test_hidden_cases_of_one_shape_share_one_compilation(folder: object) -> None
     problem = load_problem(folder)  # type: ignore[arg-type]
     for variant in (0, 7):
         hidden = problem.case_bank.for_variant(variant)
-        compiles = {_compile_signature(case) for case in hidden}
+        compiles = {compile_signature(case) for case in hidden}
         shapes = {_shape_signature(case) for case in hidden}
         assert len(compiles) == len(shapes), [case.name for case in hidden]
 
