@@ -73,10 +73,27 @@ def _session_factory(url: str) -> sessionmaker[Session]:
 @contextmanager
 def session_scope() -> Iterator[Session]:
     """One unit of work: committed on success, rolled back on error."""
-    session = _session_factory(settings.database)()
+    session = new_session()
     try:
         yield session
-        session.commit()
+    except BaseException:
+        end_session(session, commit=False)
+        raise
+    end_session(session, commit=True)
+
+
+def new_session() -> Session:
+    """A session on the configured database; it takes a connection at its first query."""
+    return _session_factory(settings.database)()
+
+
+def end_session(session: Session, *, commit: bool) -> None:
+    """Commit (rolled back if the commit fails) or roll back, then close."""
+    try:
+        if commit:
+            session.commit()
+        else:
+            session.rollback()
     except BaseException:
         session.rollback()
         raise
