@@ -55,6 +55,15 @@ class GraderSettings(BaseSettings):
             " replaces it when a job is delivered. No problem may ask for more."
         ),
     )
+    pool_min_available_mb: int = Field(
+        1024,
+        ge=0,
+        description=(
+            "Below this much memory left to use (the machine's, or its container's limit"
+            " less what it holds), the pool starts no idle child and tries again every 30 s;"
+            " a submission still gets a child of its own. 0 turns the check off."
+        ),
+    )
     park_seconds: float = Field(
         120.0,
         ge=0,
@@ -75,7 +84,10 @@ class GraderSettings(BaseSettings):
     park_min_available_mb: int = Field(
         2048,
         ge=0,
-        description="Below this much available memory, held runs are let go, the oldest first.",
+        description=(
+            "Below this much memory left to use (the machine's, or its container's), held"
+            " runs are let go, the oldest first."
+        ),
     )
     prefer_gpu: bool = Field(
         False, description='Run `device = "any"` problems on a GPU when one is present.'

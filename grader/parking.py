@@ -16,7 +16,8 @@ draw: what the code did with those inputs shows in that verdict, as it would in 
 ordinary submission, and in nothing else. Anything else discards the waiting child:
 another submission of the learner (other code, another problem), a new run, the time
 limit (``park_seconds``), more held runs than the bound (the one held longest goes),
-memory running short on the machine, a restart.
+memory running short on the machine or in its container (grader/running/available_memory.py),
+a restart.
 
 What it never changes: hidden inputs enter a sandbox only for a recorded submission
 (docs/security.md, "Held runs"); one learner per sandbox, and a sandbox per
@@ -33,14 +34,13 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from grader.grade import GradingOutcome, HeldRun
+from grader.running import available_memory
 from grader.running.supervise import CONFIRMATION_WALL_FACTOR
 
 log = logging.getLogger("jaxjudge.parking")
 WATCH_SECONDS = 1.0
-MEMINFO = Path("/proc/meminfo")
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,6 @@ class Ticket:
     def fits(self, version: object, code: str) -> bool:
         """Whether a submission of ``code`` for ``version`` is this run's code."""
         return str(version) == self.version and self.digest(code) == self.code_sha256
-
-
-def available_memory_mb(meminfo: Path = MEMINFO) -> int | None:
-    """The machine's available memory (``MemAvailable``), or None where unknown."""
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) // 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 class ParkedRun:
@@ -240,7 +229,7 @@ class ParkingLot:
                 expired = [run for run in self._runs.values() if now > run.expires_at]
                 for run in expired:
                     self._runs.pop(run.ticket.owner)
-                available = available_memory_mb() if self._runs else None
+                available = available_memory.available_mb() if self._runs else None
                 short = available is not None and available < self.min_available_mb
                 oldest = min(self._runs.values(), key=lambda run: run.parked_at, default=None)
                 if short and oldest is not None:

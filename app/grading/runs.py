@@ -124,6 +124,7 @@ class PoolGrader:
                     size=grader_settings.pool_size,
                     memory_mb=grader_settings.pool_memory_mb,
                     device=device,
+                    min_available_mb=grader_settings.pool_min_available_mb,
                 )
             return self._pools[device]
 

@@ -14,7 +14,10 @@ now waits for one, and while one does, the pool closes an idle child to free its
 (at most one a second), and starts it again once nobody waits. A trusted run or a
 grading never waits behind idle children, in this process or another.
 
-Children start under the pool's memory ceiling; when a job is delivered,
+The pool is sized from the memory left to use, the machine's or its container's
+(grader/running/available_memory.py): below ``min_available_mb`` it starts no idle child
+and tries again every ``RESPAWN_AFTER_FAILURE_SECONDS``, so its waiting children never
+push the host into its OOM killer. Children start under the pool's memory ceiling; when a job is delivered,
 its sandbox's cgroup is set to the problem's own limit before the child
 reads the job (grader/running/supervise.py), so the limit that holds while learner
 code runs is the problem's, for every process of the sandbox together.
@@ -29,7 +32,7 @@ import time
 from collections import deque
 
 from grader.judging.job import Job, RunOutcome
-from grader.running import gpu_sharing
+from grader.running import available_memory, gpu_sharing
 from grader.running.frames import CaseListener
 from grader.running.launch import Launcher
 from grader.running.supervise import Pause, StartedChild, run_retrying
@@ -42,7 +45,13 @@ RESPAWN_AFTER_FAILURE_SECONDS = 30.0  # a pool child that failed to start is tri
 
 class WarmPool:
     def __init__(
-        self, launcher: Launcher, *, size: int, memory_mb: int, device: str = "cpu"
+        self,
+        launcher: Launcher,
+        *,
+        size: int,
+        memory_mb: int,
+        device: str = "cpu",
+        min_available_mb: int = 0,
     ) -> None:
         if size < 1:
             raise ValueError("a warm pool needs at least one child")
@@ -50,6 +59,10 @@ class WarmPool:
         self.size = size
         self.memory_mb = memory_mb
         self.device = device
+        # Below this much memory left to use (the machine's or its container's), no idle
+        # child is started; one that is missing is tried again later, and a job that
+        # finds none ready gets a child of its own, within its problem's limit.
+        self.min_available_mb = min_available_mb
         self._idle: deque[StartedChild] = deque()
         self._lock = threading.Lock()
         self._spawning = 0  # replacements started but not yet queued
@@ -129,6 +142,19 @@ class WarmPool:
         if surplus:
             child.close()
 
+    def _memory_short(self) -> bool:
+        available = available_memory.available_mb() if self.min_available_mb else None
+        if available is None or available >= self.min_available_mb:
+            return False
+        log.warning(
+            "only %d MB of memory left (below %d MB): no idle %s child is started for now;"
+            " a submission gets a child of its own",
+            available,
+            self.min_available_mb,
+            self.device,
+        )
+        return True
+
     def _spawn_in_background(self) -> None:
         with self._lock:
             self._spawning += 1
@@ -143,7 +169,11 @@ class WarmPool:
             try:
                 with self._lock:
                     closed = self._closed
-                if not closed:
+                if not closed and self._memory_short():
+                    with self._lock:
+                        self._missing += 1
+                        self._failed_at = time.monotonic()
+                elif not closed:
                     self._spawn()
             except Exception as error:  # no slot on a busy GPU, a failed launch: tried again
                 log.warning("could not start a %s child for the pool: %s", self.device, error)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ from grader.grade import HeldRun, grade, run_and_hold
 from grader.judging.feedback import learner_view
 from grader.judging.report import GradeReport
 from grader.judging.trusted import TrustedOutputs
-from grader.parking import ParkingLot, Ticket, available_memory_mb
+from grader.parking import ParkingLot, Ticket
 from grader.problems.problem import Problem, load_problem
 from grader.problems.scaffold import scaffold
 from grader.running.sandbox import SandboxLauncher
@@ -199,13 +198,6 @@ def test_memory_running_short_lets_held_children_go(tiny: Problem, trusted: Trus
         assert lot.take(ticket(CORRECT)) is None
     finally:
         lot.close()
-
-
-def test_available_memory_is_read_from_meminfo(tmp_path: Path) -> None:
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 100 kB\nMemAvailable:    2097152 kB\n")
-    assert available_memory_mb(meminfo) == 2048
-    assert available_memory_mb(tmp_path / "missing") is None
 
 
 # Hostile code behaving differently after its run: whatever it does, the verdict is the

@@ -102,6 +102,25 @@ def test_a_replacement_outlives_the_submission_that_asked_for_it(
         pool.close()
 
 
+def test_short_of_memory_the_pool_starts_no_idle_child_yet_a_job_is_graded(
+    tiny: Problem, tmp_path: Path
+) -> None:
+    """Below the pool's floor of memory left (here: always), it keeps no idle child
+    (none is started, so none can push the host into its OOM killer); a submission
+    then gets a child of its own and is graded as usual."""
+    launcher = PidRecorder(tmp_path)
+    pool = WarmPool(launcher, size=2, memory_mb=2048, min_available_mb=1 << 40)
+    try:
+        time.sleep(2)
+        assert (launcher.count, pool.stats()) == (0, (0, 2))
+        source = "def solve(x, scale):\n    return x * scale\n"
+        assert grade(tiny, source, mode=Mode.RUN, runner=pool).verdict is Verdict.ACCEPTED
+        time.sleep(2)
+        assert (launcher.count, pool.stats()) == (1, (0, 2))  # the job's own child only
+    finally:
+        pool.close()
+
+
 def kill_child_later(launcher: PidRecorder, number: int) -> threading.Thread:
     def kill() -> None:
         pid = launcher.pid(number)
