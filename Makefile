@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench editor screenshots containers-test gpu-image clean
+.PHONY: run test test-fast check lint typecheck pytest venv system-deps bench bench-tools editor screenshots containers-test gpu-image clean
 
 # axe-core checks every page's accessibility in the browser test
 # (tests/e2e/test_accessibility.py): installed from npm once, never fetched at run time.
@@ -82,11 +82,21 @@ editor:
 screenshots: venv
 	JAXJUDGE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -p no:xdist tests/e2e
 
-# Measured numbers into docs/performance.md (about 36 minutes on 2 cores: 8 for submit latency, 14 for grading latency over every problem, 2 for API load, 3 sustained, 8 for the whole bank's trusted runs from a cold cache, 1 for a waiting child's memory).
-bench: venv
+# wrk, the C load generator of the hot-reads benchmark (Debian's package; not needed by
+# `make run` or `make test`).
+bench-tools:
+	@command -v wrk >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian packages: wrk"; \
+	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; \
+	  else echo "make bench needs wrk: run 'sudo apt-get install wrk'"; exit 1; fi; }
+
+# Measured numbers into docs/performance.md (about 38 minutes on 2 cores: 8 for submit latency, 14 for grading latency over every problem, 2 for API load, 2 for the hot reads under wrk, 3 sustained, 8 for the whole bank's trusted runs from a cold cache, 1 for a waiting child's memory).
+bench: venv bench-tools
 	$(BIN)/python -m bench.submit_latency --write
 	$(BIN)/python -m bench.grading_latency --write
 	$(BIN)/python -m bench.api_load --write
+	$(BIN)/python -m bench.hot_reads --write
 	$(BIN)/python -m bench.sustained --write
 	$(BIN)/python -m bench.bank_preparation --write
 	$(BIN)/python -m bench.child_memory --write
