@@ -4,7 +4,7 @@ does not exist for anyone outside it; its learners may not read instructors' vie
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Form, Header, Request, Response, UploadFile, status
@@ -193,7 +193,9 @@ def grade_matrix(access: Staff, session: SessionDep) -> GradeMatrix:
         cells = []
         for assignment in matrix.problems:
             cell = matrix.cell(learner, assignment.problem)
-            values = asdict(cell) | {
+            # Shallow: ``asdict`` would deep-copy each cell's override (an ORM row), which
+            # was half of this read's time for 300 learners (bench/hot_reads.py).
+            values = {f.name: getattr(cell, f.name) for f in fields(cell)} | {
                 "status": cell.status,
                 "points": matrix.points(learner, assignment),
             }
