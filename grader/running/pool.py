@@ -17,7 +17,9 @@ grading never waits behind idle children, in this process or another.
 The pool is sized from the memory left to use, the machine's or its container's
 (grader/running/available_memory.py): below ``min_available_mb`` it starts no idle child
 and tries again every ``RESPAWN_AFTER_FAILURE_SECONDS``, so its waiting children never
-push the host into its OOM killer. Children start under the pool's memory ceiling; when a job is delivered,
+push the host into its OOM killer.
+
+Children start under the pool's memory ceiling; when a job is delivered,
 its sandbox's cgroup is set to the problem's own limit before the child
 reads the job (grader/running/supervise.py), so the limit that holds while learner
 code runs is the problem's, for every process of the sandbox together.
