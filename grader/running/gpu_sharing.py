@@ -103,9 +103,15 @@ class _Want:
     """Held while a child needed now waits for a slot."""
 
     def __init__(self) -> None:
-        self.path = _wants_dir() / f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Locked before it is visible: ``slot_wanted`` takes a want file it can lock for a
+        # dead waiter's and removes it, so one made in the wants folder and locked after
+        # could be lost in between, and standby children would go ahead of this one.
+        name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        staging = _slot_dir() / f"want-{name}"
+        self._fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
+        self.path = _wants_dir() / name
+        os.rename(staging, self.path)  # the same file, and its lock, now where it is seen
 
     def drop(self) -> None:
         with contextlib.suppress(OSError):

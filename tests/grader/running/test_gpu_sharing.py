@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -151,6 +152,35 @@ def test_a_want_of_a_waiter_that_died_is_forgotten(two_slots: Path) -> None:
         waiter.kill()
         waiter.wait()
         for slot in held:
+            slot.release()
+
+
+def test_a_want_is_never_seen_before_it_is_locked(
+    two_slots: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another thread looks for wants (a standby child's wait, the pool's watch) just as a
+    child needed now files one: it must not find the file unlocked, take it for a dead
+    waiter's and remove it. That lost want let standby children take slots ahead of the
+    job (a full `make test` on a loaded machine caught it in test_pool.py)."""
+    held = [GpuSlot(0), GpuSlot(0)]
+    real_flock = fcntl.flock
+    looked: list[bool] = []
+
+    def look_first(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_EX and not looked:
+            looked.append(gpu_sharing.slot_wanted())  # in the window before the lock
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", look_first)
+    needed, needed_got = _take_in_background()
+    try:
+        assert _until(lambda: bool(looked))
+        assert _until(gpu_sharing.slot_wanted)  # the want survived the look
+    finally:
+        held[0].release()
+        needed.join(5)
+        held[1].release()
+        for slot in needed_got:
             slot.release()
 
 
