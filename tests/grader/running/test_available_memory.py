@@ -1,6 +1,8 @@
 """Memory left to use, read as a container would show it: the machine's MemAvailable,
-and every memory-limited cgroup from this process's own up to the root (v1 and v2
-layouts written as the kernel lays them out)."""
+and every memory-limited cgroup from this process's own up to the top its mount shows
+(v1 and v2 layouts written as the kernel lays them out, /proc/self/cgroup and
+/proc/self/mountinfo as a host, a pod and a container without a cgroup namespace show
+them)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,30 @@ from grader.running.available_memory import (
     cgroup_headroom_mb,
     meminfo_available_mb,
 )
+from grader.running.cgroup_delegation import KernelFs
 
 MB = 1024 * 1024
+
+
+class SeenFs(KernelFs):
+    """The real files under a temporary folder, with this process's view of them."""
+
+    def __init__(self, own_cgroups: str, mountinfo: str) -> None:
+        self._own, self._mounts = own_cgroups, mountinfo
+
+    def own_cgroups(self) -> str:
+        return self._own
+
+    def mountinfo(self) -> str:
+        return self._mounts
+
+
+def _v2_mount(point: Path, root: str = "/") -> str:
+    return f"30 25 0:26 {root} {point} rw,nosuid - cgroup2 cgroup2 rw\n"
+
+
+def _v1_memory_mount(point: Path, root: str = "/") -> str:
+    return f"36 30 0:31 {root} {point} rw,nosuid - cgroup cgroup rw,memory\n"
 
 
 def _meminfo(tmp_path: Path, available_kb: int) -> Path:
@@ -41,11 +65,10 @@ def test_a_pods_limit_counts_for_what_it_leaves(tmp_path: Path) -> None:
     _v2_group(root / "kubepods.slice", limit="max", current=40 * 1024 * MB, inactive_file=0)
     _v2_group(pod, limit=str(4096 * MB), current=3072 * MB, inactive_file=512 * MB)
     _v2_group(pod / "app", limit="max", current=3072 * MB, inactive_file=512 * MB)
-    self_cgroup = tmp_path / "self-cgroup"
-    self_cgroup.write_text("0::/kubepods.slice/pod1/app\n")
+    fs = SeenFs("0::/kubepods.slice/pod1/app\n", _v2_mount(root))
     meminfo = _meminfo(tmp_path, 60 * 1024 * 1024)
-    assert cgroup_headroom_mb(self_cgroup, root) == 1536
-    assert available_mb(meminfo, self_cgroup, root) == 1536
+    assert cgroup_headroom_mb(fs) == 1536
+    assert available_mb(meminfo, fs) == 1536
 
 
 def test_the_tightest_limit_above_wins_and_an_overfull_group_has_nothing_left(
@@ -55,31 +78,40 @@ def test_the_tightest_limit_above_wins_and_an_overfull_group_has_nothing_left(
     outer, inner = root / "outer", root / "outer" / "inner"
     _v2_group(outer, limit=str(2048 * MB), current=2100 * MB, inactive_file=0)
     _v2_group(inner, limit=str(8192 * MB), current=1000 * MB, inactive_file=0)
-    self_cgroup = tmp_path / "self-cgroup"
-    self_cgroup.write_text("0::/outer/inner\n")
-    assert cgroup_headroom_mb(self_cgroup, root) == 0
+    assert cgroup_headroom_mb(SeenFs("0::/outer/inner\n", _v2_mount(root))) == 0
 
 
-def test_cgroup_v1_memory_controller_and_its_no_limit_value(tmp_path: Path) -> None:
-    root = tmp_path / "cgroup"
-    group = root / "memory" / "docker" / "abc"
+def test_a_v1_container_without_a_cgroup_namespace_reads_its_own_group(tmp_path: Path) -> None:
+    """Docker on cgroup v1: /proc/self/cgroup names /docker/abc, and the memory mount
+    shows that group itself at its mount point (the host's levels above are not there)."""
+    point = tmp_path / "memory"
+    point.mkdir()
+    (point / "memory.limit_in_bytes").write_text(f"{1024 * MB}\n")
+    (point / "memory.usage_in_bytes").write_text(f"{300 * MB}\n")
+    (point / "memory.stat").write_text(f"cache 0\ntotal_inactive_file {100 * MB}\n")
+    fs = SeenFs(
+        "5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n0::/\n",
+        _v1_memory_mount(point, root="/docker/abc"),
+    )
+    assert cgroup_headroom_mb(fs) == 824
+
+
+def test_cgroup_v1s_no_limit_value_is_no_limit(tmp_path: Path) -> None:
+    point = tmp_path / "memory"
+    group = point / "system.slice"
     group.mkdir(parents=True)
-    (group / "memory.limit_in_bytes").write_text(f"{1024 * MB}\n")
-    (group / "memory.usage_in_bytes").write_text(f"{300 * MB}\n")
-    (group / "memory.stat").write_text(f"cache 0\ntotal_inactive_file {100 * MB}\n")
-    (root / "memory" / "docker" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
-    (root / "memory" / "docker" / "memory.usage_in_bytes").write_text(f"{300 * MB}\n")
-    self_cgroup = tmp_path / "self-cgroup"
-    self_cgroup.write_text("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n0::/\n")
-    assert cgroup_headroom_mb(self_cgroup, root) == 824
+    for folder in (point, group):
+        (folder / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+        (folder / "memory.usage_in_bytes").write_text(f"{300 * MB}\n")
+    fs = SeenFs("4:memory:/system.slice\n", _v1_memory_mount(point))
+    assert cgroup_headroom_mb(fs) is None
 
 
 def test_no_limit_anywhere_leaves_the_machines_figure(tmp_path: Path) -> None:
     root = tmp_path / "cgroup"
     _v2_group(root / "service", limit="max", current=100 * MB, inactive_file=0)
-    self_cgroup = tmp_path / "self-cgroup"
-    self_cgroup.write_text("0::/service\n")
+    fs = SeenFs("0::/service\n", _v2_mount(root))
     meminfo = _meminfo(tmp_path, 3 * 1024 * 1024)
-    assert cgroup_headroom_mb(self_cgroup, root) is None
-    assert available_mb(meminfo, self_cgroup, root) == 3072
-    assert available_mb(tmp_path / "none", tmp_path / "none", root) is None
+    assert cgroup_headroom_mb(fs) is None
+    assert available_mb(meminfo, fs) == 3072
+    assert available_mb(tmp_path / "none", SeenFs("", "")) is None
