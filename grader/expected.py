@@ -145,7 +145,7 @@ def trusted_runs_compiled(problem: Problem) -> bool:
     """Whether the reference and mistakes run compiled (``trusted_runs`` in problem.toml;
     ``auto``: when few programs answer every variant's cases). Measured on 2 cores:
     scan-microbatched-grads 23.8 s op by op, 3.2 s compiled (4 programs for 66 cases);
-    train-with-accumulation's seed differs per case (34 programs), and op by op wins."""
+    prng-layer-init's seed differs per variant (34 programs), and op by op wins."""
     mode = problem.config.trusted_runs
     if mode != "auto":
         return mode == "compiled"

@@ -6,6 +6,13 @@ import numpy as np
 
 from grader.cases import Case
 
+# The model seeds of the hidden shape groups: whole numbers, so static (a program
+# per value), and the same in every variant; each variant draws fresh data. A seed
+# new per variant made the reference and every mistake compile a program per
+# variant (docs/authoring.md "Static arguments").
+SEED_FOUR = 105
+SEED_SIX = 102
+
 
 def _case(name, *, seed, n, side, k, lr, draw=None, sample=False):
     rng = np.random.default_rng(4000 + 13 * (seed if draw is None else draw) + n)
@@ -26,8 +33,8 @@ def _case(name, *, seed, n, side, k, lr, draw=None, sample=False):
 
 
 def cases(seed):
-    # Samples are fixed; every hidden case draws fresh data for each seed
-    # (one seed per variant, see docs/authoring.md "Hidden inputs change between submissions").
+    # Samples are fixed; every hidden case draws fresh data in each variant
+    # (see docs/authoring.md "Hidden inputs change between submissions").
     fresh = 100 * (seed + 1)
     # One image size throughout: the parameter shapes, and so the optimizer's
     # compiled operations, are shared by every case.
@@ -36,10 +43,10 @@ def cases(seed):
     # Within a hidden group of k the model seed is shared and only the data draw
     # differs, so one compilation serves the group.
     # Slices of 8, not 4: cut into slices of k examples, 32 makes two steps, not one.
-    yield _case("four-slices", seed=5 + fresh, draw=5 + fresh, n=32, side=4, k=4, lr=0.02)
-    yield _case("four-slices-small-lr", seed=5 + fresh, draw=8 + fresh, n=32, side=4, k=4, lr=0.003)
-    yield _case("six-slices", seed=2 + fresh, draw=2 + fresh, n=36, side=4, k=6, lr=0.01)
-    yield _case("six-slices-large-lr", seed=2 + fresh, draw=3 + fresh, n=36, side=4, k=6, lr=0.05)
+    yield _case("four-slices", seed=SEED_FOUR, draw=5 + fresh, n=32, side=4, k=4, lr=0.02)
+    yield _case("four-slices-small-lr", seed=SEED_FOUR, draw=8 + fresh, n=32, side=4, k=4, lr=0.003)
+    yield _case("six-slices", seed=SEED_SIX, draw=2 + fresh, n=36, side=4, k=6, lr=0.01)
+    yield _case("six-slices-large-lr", seed=SEED_SIX, draw=3 + fresh, n=36, side=4, k=6, lr=0.05)
 
 
 def regimes():

@@ -73,8 +73,8 @@ def test_auto_compiles_trusted_runs_where_few_programs_answer_every_variant(
         list(problem.case_bank.keyed())
     )
     assert expected.trusted_job(problem, "cpu").compiled
-    # A seed that differs per case makes a program per case or two: op by op.
-    seeded = load_problem(PROJECT_ROOT / "problems" / "train-with-accumulation")
+    # A seed that differs per variant makes a program per case or two: op by op.
+    seeded = load_problem(PROJECT_ROOT / "problems" / "prng-layer-init")
     assert expected.compile_signatures(seeded) * expected.CASES_PER_PROGRAM > len(
         list(seeded.case_bank.keyed())
     )
