@@ -99,6 +99,7 @@ bench: venv bench-tools
 	$(BIN)/python -m bench.hot_reads --write
 	$(BIN)/python -m bench.sustained --write
 	$(BIN)/python -m bench.bank_preparation --write
+	$(BIN)/python -m bench.check_time --write
 	$(BIN)/python -m bench.child_memory --write
 
 # docker-compose.yml started for real with podman and podman-compose (root, Debian; not

@@ -237,19 +237,26 @@ def check_problem(
     device: str = "cpu",
     trusted: bool = True,
     progress: Callable[[str], None] | None = None,
+    children: int = 1,
 ) -> CheckResult:
     """Validate one problem folder; the trusted runs and gradings on ``device`` (each
     device has its own expected outputs: reduction order and TF32 differ). ``trusted``:
     whether its author's code may run outside sandboxes (``load_problem``'s);
     ``progress``: called with one line per stage as the check goes (and the stage's
-    errors and notes after it), ending with the verdict. An untrusted author's code runs
-    (in sandboxes) within a check alone (grader/author_code.py ``checking``)."""
+    errors and notes after it), ending with the verdict; ``children``: how many children
+    share the reference's and mistakes' run (`jaxjudge check` on a machine of its own:
+    one per core). An untrusted author's code runs (in sandboxes) within a check alone
+    (grader/author_code.py ``checking``)."""
     with author_code.checking():
-        return _check(folder, device, trusted, progress)
+        return _check(folder, device, trusted, progress, children)
 
 
 def _check(
-    folder: Path, device: str, trusted: bool, progress: Callable[[str], None] | None
+    folder: Path,
+    device: str,
+    trusted: bool,
+    progress: Callable[[str], None] | None,
+    children: int,
 ) -> CheckResult:
     result = CheckResult(slug=folder.name)
     say = _Progress(result, progress)
@@ -279,7 +286,7 @@ def _check(
         say("cases: a second generation gives the same inputs")
         _check_regimes(problem, result)
         say(f"regimes: {len(problem.config.regimes)} promised")
-        _check_runs(problem, result, device, say)
+        _check_runs(problem, result, device, say, children)
         if result.weakest is not None:
             name, gap = result.weakest
             result.notes.append(
@@ -353,14 +360,18 @@ def _cases_are_deterministic(problem: Problem, result: CheckResult) -> bool:
 
 
 def _check_runs(
-    problem: Problem, result: CheckResult, device: str, say: Callable[[str], None]
+    problem: Problem,
+    result: CheckResult,
+    device: str,
+    say: Callable[[str], None],
+    children: int,
 ) -> None:
     try:
         # The trusted outputs of exactly this folder, reference and runtime: from this
         # machine's cache when an earlier run (`prepare`, another check) left them,
         # else computed now and left there (publishing then finds them ready). Either
         # way the reference graded below, in another process, must agree with them.
-        trusted = expected.load_or_compute(problem, device)
+        trusted = expected.load_or_compute(problem, device, children=children)
     except expected.ReferenceRunError as error:
         result.errors.append(f"{problem.reference_path.name}: {error}")
         say("reference and mistakes: the run failed")

@@ -103,6 +103,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return EXIT_OK if report.accepted else EXIT_FAILED
 
 
+CHECK_CHILDREN_MAX = 4
+
+
 def cmd_check(
     args: argparse.Namespace, on_result: Callable[[Path, CheckResult], str | None] | None = None
 ) -> int:
@@ -117,8 +120,11 @@ def cmd_check(
         raise UsageError(f"no problems found in {settings.content_dir / PROBLEMS}")
     device = _device(args.device)
     failed = 0
+    # One problem at a time, its trusted run shared by a child per core this process may
+    # use (at most CHECK_CHILDREN_MAX: each child may hold the problem's memory limit).
+    children = min(len(os.sched_getaffinity(0)), CHECK_CHILDREN_MAX)
     for folder in folders:
-        result = check_problem(folder, device=device, trusted=not args.untrusted)
+        result = check_problem(folder, device=device, trusted=not args.untrusted, children=children)
         print(render(result, verbose=args.verbose), flush=True)
         said = on_result(folder, result) if on_result else None
         if said:

@@ -33,6 +33,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,26 @@ def runner_for(problem: Problem, runner: Runner | None = None) -> Runner:
     return runner or ProcessRunner(SandboxLauncher())
 
 
+def _run_in_children(runner: Runner, job: Job, children: int) -> list[tuple[RunOutcome, int]]:
+    """``job`` with its solutions dealt round-robin to ``children`` trusted children that
+    run at once (the reference in the first): a problem computed alone, as `jaxjudge
+    check` does, uses every core. Returns each solution's outcome and its index there."""
+    indices = range(len(job.solutions))
+    groups = [indices[first::children] for first in range(min(max(children, 1), len(indices)))]
+    if len(groups) == 1:
+        outcome = runner.run(job)
+        return [(outcome, index) for index in indices]
+    parts = [replace(job, solutions=tuple(job.solutions[i] for i in group)) for group in groups]
+    with ThreadPoolExecutor(max_workers=len(parts)) as executor:
+        outcomes = list(executor.map(runner.run, parts))
+    placed = {
+        index: (outcome, position)
+        for group, outcome in zip(groups, outcomes, strict=True)
+        for position, index in enumerate(group)
+    }
+    return [placed[index] for index in indices]
+
+
 def _describe_failure(outcome: RunOutcome, solution_index: int, case_index: int) -> str:
     solution = outcome.solutions[solution_index]
     if solution.error_verdict:
@@ -220,18 +241,25 @@ def _part_left_out(outcome: RunOutcome, solution_index: int, case_index: int) ->
 
 
 def compute(
-    problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
+    problem: Problem,
+    device: str = "cpu",
+    runner: Runner | None = None,
+    *,
+    mistakes: bool = True,
+    children: int = 1,
 ) -> TrustedOutputs:
     """Run the reference and the mistakes (or the reference alone) on every case of every
     variant (trusted: a plain child with the trusted compilation cache; untrusted: a
-    sandbox)."""
-    outcome = runner_for(problem, runner).run(trusted_job(problem, device, mistakes=mistakes))
-    if outcome.startup_error:
-        raise ReferenceRunError(outcome.startup_error)
+    sandbox), the solutions shared among ``children`` children at once."""
+    job = trusted_job(problem, device, mistakes=mistakes)
+    runs = _run_in_children(runner_for(problem, runner), job, children)
+    for outcome, _index in runs:
+        if outcome.startup_error:
+            raise ReferenceRunError(outcome.startup_error)
     keys = [key for key, _case in problem.case_bank.keyed()]
     trusted = TrustedOutputs(
         reference={},
-        seconds=outcome.wall_seconds,
+        seconds=max(outcome.wall_seconds for outcome, _index in runs),
         runtime=runtime_record(device),
         diagnoses_ready=mistakes,
     )
@@ -239,25 +267,26 @@ def compute(
     names = ["reference", *(mistake.name for mistake in known)]
     first = problem.case_bank.first_phase
     probes = [i for i, case in enumerate(first) if case.probe]
-    for name, solution in zip(names, outcome.solutions, strict=True):
-        unmet = unmet_requirement(problem, solution, range(len(first)), probes)
+    for name, (outcome, index) in zip(names, runs, strict=True):
+        unmet = unmet_requirement(problem, outcome.solutions[index], range(len(first)), probes)
         if unmet is not None:
             trusted.unmet[name] = unmet
     for case_index, key in enumerate(keys):
-        arrays = _arrays(outcome, 0, case_index)
+        arrays = _arrays(*runs[0], case_index)
         if arrays is None:
-            reason = _describe_failure(outcome, 0, case_index)
+            reason = _describe_failure(*runs[0], case_index)
             raise ReferenceRunError(f"the reference failed on case {key!r}: {reason}")
         trusted.reference[key] = arrays
     for mistake_index, mistake in enumerate(known, start=1):
         outputs = trusted.mistakes.setdefault(mistake.name, {})
         errors = trusted.mistake_errors.setdefault(mistake.name, {})
+        run = runs[mistake_index]
         for case_index, key in enumerate(keys):
-            if _part_left_out(outcome, mistake_index, case_index):
+            if _part_left_out(*run, case_index):
                 continue  # judged only on the parts whose entry points it defines
-            arrays = _arrays(outcome, mistake_index, case_index)
+            arrays = _arrays(*run, case_index)
             if arrays is None:
-                errors[key] = _describe_failure(outcome, mistake_index, case_index)
+                errors[key] = _describe_failure(*run, case_index)
             else:
                 outputs[key] = arrays
     return trusted
@@ -351,14 +380,20 @@ def _path(problem: Problem, device: str, *, mistakes: bool = True) -> Path:
 
 
 def load_or_compute(
-    problem: Problem, device: str = "cpu", runner: Runner | None = None, *, mistakes: bool = True
+    problem: Problem,
+    device: str = "cpu",
+    runner: Runner | None = None,
+    *,
+    mistakes: bool = True,
+    children: int = 1,
 ) -> TrustedOutputs:
     """The cached outputs, or a trusted run now. Concurrent callers for the same
     outputs (the start-up preparation and a worker; two processes) wait for one
     run instead of repeating it: a file lock beside the cache file.
 
     ``mistakes=False``: the reference's outputs are enough (the whole set when it is
-    there already), a fraction of the run."""
+    there already), a fraction of the run. ``children``: how many children share a run
+    (``compute``)."""
     whole = _path(problem, device)
     path = whole if mistakes else _path(problem, device, mistakes=False)
     for ready in (whole, path):
@@ -374,7 +409,7 @@ def load_or_compute(
             raise CheckResultsMissingError(
                 problem.slug, f"no expected outputs for device {device!r}"
             )
-        trusted = compute(problem, device, runner, mistakes=mistakes)
+        trusted = compute(problem, device, runner, mistakes=mistakes, children=children)
         _save(path, trusted)
         return trusted
 

@@ -114,6 +114,67 @@ def test_a_mistake_that_fails_is_recorded_not_raised(problem: Problem) -> None:
     assert "tiny" not in trusted.mistakes[name]
 
 
+class ByName(FakeRunner):
+    """Answers each case of a solution with its place among ``names`` times 1000 plus the
+    case index, whichever child it is dealt to; a child holding ``timed_out`` names none
+    of its cases (it was stopped by its wall clock)."""
+
+    def __init__(self, names: list[str], timed_out: str | None = None) -> None:
+        super().__init__()
+        self.names, self.timed_out = names, timed_out
+
+    def run(self, job: Job, judge: CaseListener | None = None) -> RunOutcome:
+        self.jobs.append(job)
+        mine = [solution.name for solution in job.solutions]
+        if self.timed_out in mine:
+            return RunOutcome(solutions=[SolutionOutcome() for _ in mine], timed_out=True)
+        return RunOutcome(
+            solutions=[
+                SolutionOutcome(
+                    cases={
+                        c: CaseOutcome(
+                            seconds=0.0,
+                            outputs=[np.array(1000.0 * self.names.index(name) + c, np.float32)],
+                        )
+                        for c in range(len(job.cases))
+                    }
+                )
+                for name in mine
+            ],
+            finished=True,
+            wall_seconds=float(len(self.jobs)),
+        )
+
+
+def test_children_share_the_solutions_and_each_keeps_its_own_outputs(problem: Problem) -> None:
+    names = ["reference", *(mistake.name for mistake in problem.mistakes)]
+    alone = expected.compute(problem, runner=ByName(names))
+    runner = ByName(names)
+    shared = expected.compute(problem, runner=runner, children=3)
+    dealt = [[solution.name for solution in job.solutions] for job in runner.jobs]
+    assert len(dealt) == 3 and sorted(name for group in dealt for name in group) == sorted(names)
+    assert any(group[0] == "reference" for group in dealt)
+    for key, outputs in alone.reference.items():
+        assert array(shared.reference[key][0]).item() == array(outputs[0]).item()
+    for name, outputs_by_key in alone.mistakes.items():
+        assert {k: array(o[0]).item() for k, o in shared.mistakes[name].items()} == {
+            k: array(o[0]).item() for k, o in outputs_by_key.items()
+        }
+    assert shared.seconds == 3.0  # the slowest child's wall clock
+
+
+def test_a_mistake_whose_child_timed_out_is_described_by_that_child(problem: Problem) -> None:
+    # Two children: the reference, mistakes 1, 3, ... in one; mistakes 0, 2, ... in the other.
+    names = ["reference", *(mistake.name for mistake in problem.mistakes)]
+    first, second, third = (mistake.name for mistake in problem.mistakes[:3])
+    trusted = expected.compute(problem, runner=ByName(names, timed_out=first), children=2)
+    for stuck in (first, third):
+        assert set(trusted.mistake_errors[stuck].values()) == {"time limit exceeded"}
+        assert not trusted.mistakes[stuck]
+    assert trusted.mistakes[second] and not trusted.mistake_errors[second]
+    assert len(trusted.reference) == len(list(problem.case_bank.keyed()))
+
+
 def test_the_disk_cache_returns_the_same_arrays_without_running_again(problem: Problem) -> None:
     runner = FakeRunner()
     first = expected.load_or_compute(problem, runner=runner)
