@@ -22,14 +22,7 @@ from app.web import client_download
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
 
-# One worker runs both tests (--dist loadgroup), so the server and the kernel's virtual
-# environment (about 31 s) are made once, not once on each worker.
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.server,
-    pytest.mark.sandbox,
-    pytest.mark.xdist_group("notebook"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
 
 WHEELHOUSE = PROJECT_ROOT / "var" / "wheelhouse"
 SLUG = "scan-microbatched-grads"
