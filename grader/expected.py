@@ -177,8 +177,9 @@ def _run_in_children(runner: Runner, job: Job, children: int) -> list[tuple[RunO
     run at once (the reference in the first): a problem computed alone, as `jaxjudge
     check` does, uses every core. Returns each solution's outcome and its index there."""
     indices = range(len(job.solutions))
-    groups = [indices[first::children] for first in range(min(max(children, 1), len(indices)))]
-    if len(groups) == 1:
+    children = max(1, min(children, len(indices)))
+    groups = [indices[first::children] for first in range(children)]
+    if children == 1:
         outcome = runner.run(job)
         return [(outcome, index) for index in indices]
     parts = [replace(job, solutions=tuple(job.solutions[i] for i in group)) for group in groups]
