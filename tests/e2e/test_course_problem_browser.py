@@ -109,6 +109,9 @@ def test_an_instructor_proves_publishes_and_assigns_an_own_problem(server: Serve
         teacher.get_by_label("Start from").select_option(value=BANK)
         teacher.get_by_role("button", name="Create").click()
         expect(version_heading(teacher, 1)).to_be_visible()
+        # The heading shows before the deferred editor script has run; typing earlier sends
+        # an input event nothing listens to yet (a loaded suite lost the preview that way).
+        teacher.wait_for_load_state("domcontentloaded")
         editor_url = teacher.url.split("?")[0]
         slug = editor_url.rsplit("/", 1)[1]
 
