@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.nodeid import NodeId
 
 from grader import author_code
 from grader.check import MIN_MISTAKES
@@ -157,3 +158,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     run does not end on one worker finishing a long test alone."""
     slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
+
+
+class XdistGroups:
+    """Makes ``xdist_group`` marks do what they say. pytest-xdist 3.8's ``--dist loadgroup``
+    appends a test's group to ``item._nodeid``, which pytest 9.2 no longer reads (a node's
+    id lives in ``_id``): the controller saw no group, and split every group's tests, and
+    their module fixtures, across workers. This copies the grouped id to where it is read;
+    without ``--dist loadgroup`` nothing is written to ``_nodeid`` and it does nothing."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            grouped = item.__dict__.get("_nodeid")
+            if isinstance(grouped, str) and grouped != item.nodeid:
+                item._id = NodeId.parse(grouped)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(XdistGroups(), "jaxjudge-xdist-groups")
