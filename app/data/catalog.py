@@ -304,15 +304,17 @@ def live_problems(
 _listing: dict[tuple[int, ...], list[Problem]] = {}
 
 
+# Built once: every listing asks it.
+_BANK_LIVE_VERSION_IDS = select(ProblemRecord.live_version_id).where(
+    ProblemRecord.live_version_id.is_not(None), ProblemRecord.course_id.is_(None)
+)
+
+
 def live_problem_list(*, session: Session) -> list[Problem]:
     """The bank's ``live_problems`` without their versions, for listings on every request
     (a course's own problems are never listed here): one query
     of the live version ids, and the problems loaded once per set of live versions."""
-    ids = session.scalars(
-        select(ProblemRecord.live_version_id).where(
-            ProblemRecord.live_version_id.is_not(None), ProblemRecord.course_id.is_(None)
-        )
-    )
+    ids = session.scalars(_BANK_LIVE_VERSION_IDS)
     live = tuple(sorted(version_id for version_id in ids if version_id is not None))
     problems = _listing.get(live)
     if problems is None or not all(problem.folder.is_dir() for problem in problems):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import case, delete, func, literal, select, union_all
+from sqlalchemy import bindparam, case, delete, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from app.data import catalog
@@ -24,21 +24,26 @@ from grader.problems.problem import Problem
 _MARKED, _ATTEMPTED, _SOLVED = 0, 1, 2
 
 
-def _state(session: Session, user: User) -> tuple[dict[str, ProgressStatus], set[str]]:
-    """Statuses and marks in one query, one row per problem the learner touched (not one
-    per submission): the problem list asks on every request."""
-    submits = (
-        select(
-            Submission.problem,
-            func.max(case((Submission.verdict == Verdict.ACCEPTED, _SOLVED), else_=_ATTEMPTED)),
-        )
-        .where(Submission.user_id == user.id, Submission.mode == Mode.SUBMIT)
-        .group_by(Submission.problem)
+# Built once (the problem list and the tracks ask on every request): statuses and marks in
+# one query, one row per problem the learner touched, not one per submission.
+_PROGRESS = union_all(
+    select(
+        Submission.problem,
+        func.max(case((Submission.verdict == Verdict.ACCEPTED, _SOLVED), else_=_ATTEMPTED)),
     )
-    marks = select(ProblemMark.problem, literal(_MARKED)).where(ProblemMark.user_id == user.id)
+    .where(Submission.user_id == bindparam("user_id"), Submission.mode == Mode.SUBMIT)
+    .group_by(Submission.problem),
+    select(ProblemMark.problem, literal(_MARKED)).where(
+        ProblemMark.user_id == bindparam("user_id")
+    ),
+)
+
+
+def _state(session: Session, user: User) -> tuple[dict[str, ProgressStatus], set[str]]:
+    """The learner's statuses and marks (``_PROGRESS``)."""
     found: dict[str, ProgressStatus] = {}
     marked_slugs: set[str] = set()
-    for slug, kind in session.execute(union_all(submits, marks)):
+    for slug, kind in session.execute(_PROGRESS, {"user_id": user.id}):
         if kind == _MARKED:
             marked_slugs.add(slug)
         else:

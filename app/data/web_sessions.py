@@ -14,7 +14,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from app.data import usage
@@ -45,16 +45,23 @@ def start(*, session: Session, user: User, user_agent: str = "") -> str:
     return sid
 
 
+# Built once, one query: every page a signed-in person opens asks it.
+_LIVE_SESSION = (
+    select(WebSession, User)
+    .join(User, User.id == WebSession.user_id)
+    .where(WebSession.token_hash == bindparam("digest"))
+)
+
+
 def find(*, session: Session, sid: object) -> tuple[User, WebSession] | None:
     """The live session ``sid`` names and its (enabled) user."""
     if not isinstance(sid, str) or not sid:
         return None
-    row = session.scalar(select(WebSession).where(WebSession.token_hash == _hash(sid)))
-    now = utcnow()
-    if row is None or row.expires_at <= now:
+    found = session.execute(_LIVE_SESSION, {"digest": _hash(sid)}).first()
+    if found is None:
         return None
-    user = session.get(User, row.user_id)
-    if user is None or user.disabled_at is not None:
+    row, user = found
+    if row.expires_at <= utcnow() or user.disabled_at is not None:
         return None
     usage.session_seen(row.id)
     return user, row
