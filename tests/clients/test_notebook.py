@@ -22,7 +22,13 @@ from app.web import client_download
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.sandbox]
+# One worker builds the module's server and kernel (about 23 s), not each of the two.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.server,
+    pytest.mark.sandbox,
+    pytest.mark.xdist_group("notebook"),
+]
 
 WHEELHOUSE = PROJECT_ROOT / "var" / "wheelhouse"
 SLUG = "scan-microbatched-grads"
