@@ -1,6 +1,7 @@
 """The submission queue: rows of `submissions`, claimed by workers with a lease.
 
-A worker claims the oldest claimable submission with a conditional UPDATE that
+A worker claims the oldest claimable submit, else the oldest claimable run
+(``claim`` says why), with a conditional UPDATE that
 only succeeds if the row is still claimable, so two workers can never both
 win it (atomic on SQLite; on PostgreSQL the candidate is also picked with
 `FOR UPDATE SKIP LOCKED`). The claim is a lease: the worker renews it while
@@ -156,14 +157,19 @@ def claim(
     lease_seconds: int,
     first_of: Mapping[int, Ticket] | None = None,
 ) -> Submission | None:
-    """Claim the oldest claimable submission for `worker`, or None; ``first_of``: learners
-    whose run this process holds, and for which code (grader/parking.py): a submission of
-    that code goes first (its verdict costs little, and a held run left waiting in the
-    queue may expire); their other submissions and their runs wait their turn."""
+    """Claim a claimable submission for `worker`, or None: the oldest submit, else the
+    oldest run. A submit is what counts, and it is a learner's last step: in a class's
+    burst, learners who ran and are submitting are served before others' first runs,
+    so each waits for about one grading rather than for the whole burst (its lateness is
+    its own arrival time, whatever the order). ``first_of``: learners whose run this
+    process holds, and for which code (grader/parking.py): a submission of that code
+    goes before all (its verdict costs little, and a held run left waiting in the queue
+    may expire)."""
     now = utcnow()
-    conditions = [_claimable(now)]
+    claimable = _claimable(now)
+    conditions = [and_(claimable, Submission.mode == Mode.SUBMIT), claimable]
     if first_of and (held := _held_submissions(session, now, first_of)):
-        conditions.insert(0, and_(_claimable(now), Submission.id.in_(held)))
+        conditions.insert(0, and_(claimable, Submission.id.in_(held)))
     for condition in conditions:
         won = _claim(
             session,
@@ -334,10 +340,12 @@ def release_dead(session: Session, *, host: str, alive: Callable[[str], bool]) -
 
 
 def queue_position(session: Session, submission: Submission) -> int:
-    """1 for the next to be claimed (ignoring the one-per-learner rule)."""
+    """1 for the next to be claimed (ignoring the one-per-learner rule and held runs):
+    submits go before runs (``claim``), each kind oldest first."""
+    older = Submission.id < submission.id
+    submit = Submission.mode == Mode.SUBMIT
+    before = and_(submit, older) if submission.mode == Mode.SUBMIT else or_(submit, older)
     ahead = session.scalar(
-        select(func.count()).where(
-            Submission.status == SubmissionStatus.QUEUED, Submission.id < submission.id
-        )
+        select(func.count()).where(Submission.status == SubmissionStatus.QUEUED, before)
     )
     return 1 + (ahead or 0)

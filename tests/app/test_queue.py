@@ -63,7 +63,21 @@ def test_a_submission_of_a_held_runs_code_is_claimed_first(database: str) -> Non
         order = [
             queue.claim(session, worker=f"w{n}", lease_seconds=60, first_of=held) for n in range(4)
         ]
-        assert [row.id for row in order if row is not None] == [fourth, first, second, third]
+        # Then the submits, oldest first, and the run last.
+        assert [row.id for row in order if row is not None] == [fourth, first, third, second]
+
+
+def test_submits_are_claimed_before_runs_each_oldest_first(database: str) -> None:
+    """A learner submitting waits for about one grading, not behind the class's runs."""
+    first, second, third, fourth = make_users_and_submissions(4)
+    with session_scope() as session:
+        for run in (first, third):
+            session.get_one(Submission, run).mode = "run"
+        session.commit()
+        rows = [session.get_one(Submission, row) for row in (first, second, third, fourth)]
+        assert [queue.queue_position(session, row) for row in rows] == [3, 1, 4, 2]
+        order = [queue.claim(session, worker=f"w{n}", lease_seconds=60) for n in range(4)]
+        assert [row.id for row in order if row is not None] == [second, fourth, first, third]
 
 
 def test_one_running_submission_per_learner(database: str) -> None:
