@@ -153,14 +153,18 @@ class Burst:
     submits: list[float] = field(default_factory=list)
     runs: list[float] = field(default_factory=list)
 
+    @property
+    def per_minute(self) -> float:
+        return self.learners / self.seconds * 60
+
     def meets(self) -> bool:
-        per_minute = self.learners / self.seconds * 60
         return (
-            per_minute >= TARGET_PER_MINUTE and statistics.median(self.submits) < TARGET_BURST_P50
+            self.per_minute >= TARGET_PER_MINUTE
+            and statistics.median(self.submits) < TARGET_BURST_P50
         )
 
     def line(self) -> str:
-        per_minute = self.learners / self.seconds * 60
+        per_minute = self.per_minute
         return (
             f"| {self.learners} | {'on' if self.held else 'off'} | {self.seconds:.1f} s"
             f" | {per_minute:.1f} | {2 * per_minute:.1f}"
@@ -354,12 +358,13 @@ def single_lines(
         floor = statistics.median(floors[slug])
         over = statistics.median(think[slug]) - floor
         held = statistics.median(continued[slug])
-        over_met += over <= TARGET_OVER_FLOOR
-        held_met += held < TARGET_HELD_P50
+        over_ok, held_ok = over <= TARGET_OVER_FLOOR, held < TARGET_HELD_P50
+        over_met += over_ok
+        held_met += held_ok
         lines.append(
             f"| `{slug}` | {floor:.2f} s | {stats(think[slug])}"
-            f" | {over:+.2f} s ({met(over <= TARGET_OVER_FLOOR)}) | {stats(back[slug])}"
-            f" | {held:.2f} s ({met(held < TARGET_HELD_P50)}) | {percentile(continued[slug], 0.95):.2f} s"
+            f" | {over:+.2f} s ({met(over_ok)}) | {stats(back[slug])}"
+            f" | {held:.2f} s ({met(held_ok)}) | {percentile(continued[slug], 0.95):.2f} s"
             f" | {statistics.median(naive_runs[slug]):.2f} s |"
         )
     lines += [
