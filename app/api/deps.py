@@ -17,6 +17,9 @@ from app.data import api_tokens, web_sessions
 from app.errors import ForbiddenError
 from app.models import User
 
+# The bearer header, declared where a route reads it (OpenAPI lists it for that route).
+Authorization = Annotated[str | None, Header()]
+
 
 def _bearer_token(authorization: str | None) -> str | None:
     scheme, _, token = (authorization or "").partition(" ")
@@ -26,7 +29,7 @@ def _bearer_token(authorization: str | None) -> str | None:
 def current_user(
     request: Request,
     session: SessionDep,
-    authorization: Annotated[str | None, Header()] = None,
+    authorization: Authorization = None,
     x_csrf_token: Annotated[str | None, Header()] = None,
 ) -> User:
     """A bearer token (scripts, `jaxjudge submit`) or the browser's session.
@@ -57,7 +60,7 @@ def current_user(
 CurrentUser = Annotated[User, Depends(current_user)]
 
 
-def browser_user(user: CurrentUser, authorization: Annotated[str | None, Header()] = None) -> User:
+def browser_user(user: CurrentUser, authorization: Authorization = None) -> User:
     """The caller, signed in through a browser (password or LMS launch): what makes
     a credential. A request made with an API token is refused (403)."""
     if _bearer_token(authorization) is not None:

@@ -71,6 +71,16 @@ class WebSettings(BaseSettings):
     request_threads: int = Field(
         32, ge=1, description="Threads that serve requests (the database pool is sized with them)."
     )
+    read_threads: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Threads that answer the hot reads (problem list, tracks, a submission's state),"
+            " apart from the request threads: few, so that 50 polling clients do not crowd"
+            " the interpreter (app/api/hot_reads.py). Unset: 1 on SQLite, whose reads never"
+            " wait on a network; 4 on PostgreSQL, so that reads overlap their round trips."
+        ),
+    )
     database_wait_seconds: float = Field(
         5.0,
         gt=0,
@@ -249,6 +259,12 @@ class WebSettings(BaseSettings):
     @property
     def database(self) -> str:
         return self.database_url or f"sqlite:///{grader_settings.data_dir / 'jaxjudge.db'}"
+
+    @property
+    def hot_read_threads(self) -> int:
+        if self.read_threads is not None:
+            return self.read_threads
+        return 1 if self.database.startswith("sqlite") else 4
 
     @property
     def versions_dir(self) -> Path:

@@ -3,13 +3,16 @@ problem complete, and revealing a problem's hints."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
+from sqlalchemy.orm import Session
 
-from app.api.deps import CurrentUser
+from app.api import hot_reads
+from app.api.deps import Authorization, CurrentUser
 from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog, hints, progress
 from app.errors import NotFoundError
+from app.models import User
 from app.schemas.learners import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
 
@@ -22,8 +25,12 @@ CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_com
 
 
 @router.get("", response_model=ProblemsPublic)
-def list_problems(user: CurrentUser, session: SessionDep) -> ProblemsPublic:
+async def list_problems(request: Request, authorization: Authorization = None) -> Response:
     """Every published problem, by track and position, with the caller's status."""
+    return await hot_reads.answer(request, authorization, problems_of)
+
+
+def problems_of(session: Session, user: User) -> ProblemsPublic:
     data = [
         ProblemPublic(
             slug=item.problem.slug,
@@ -41,8 +48,12 @@ def list_problems(user: CurrentUser, session: SessionDep) -> ProblemsPublic:
 
 
 @tracks_router.get("", response_model=TracksPublic)
-def list_tracks(user: CurrentUser, session: SessionDep) -> TracksPublic:
+async def list_tracks(request: Request, authorization: Authorization = None) -> Response:
     """The caller's progress through each track."""
+    return await hot_reads.answer(request, authorization, tracks_of)
+
+
+def tracks_of(session: Session, user: User) -> TracksPublic:
     return TracksPublic(
         data=[
             TrackPublic(

@@ -26,8 +26,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api import streams
-from app.api.deps import CurrentUser, current_user
+from app.api import hot_reads, streams
+from app.api.deps import Authorization, CurrentUser, current_user
 from app.core.config import grader_settings, settings
 from app.core.db import session_scope
 from app.core.request_db import SessionDep
@@ -191,9 +191,13 @@ def create_notebook_submission(
 
 
 @router.get("/{submission_id}", response_model=SubmissionPublic)
-def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+async def read_submission(
+    submission_id: int, request: Request, authorization: Authorization = None
+) -> Response:
     """Status while queued or running; the verdict, as its owner may see it, once done."""
-    return public_state(session, submission_id, user.id)
+    return await hot_reads.answer(
+        request, authorization, lambda session, user: public_state(session, submission_id, user.id)
+    )
 
 
 def _owned(session: Session, submission_id: int, user_id: int) -> Submission:
@@ -244,7 +248,7 @@ def public_state(session: Session, submission_id: int, user_id: int) -> Submissi
 async def submission_events(
     submission_id: int,
     request: Request,
-    authorization: Annotated[str | None, Header()] = None,
+    authorization: Authorization = None,
 ) -> Response:
     """Server-Sent Events: ``progress`` each time the state changes (queued with its
     ``position``, ``running``), then ``done`` with the verdict (the fields of
