@@ -108,7 +108,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Problem:
     root = tmp_path_factory.mktemp("hostile")
     scaffold("tiny", root)
     toml = root / "problems" / "tiny" / "problem.toml"
-    toml.write_text(toml.read_text().replace("wall_seconds = 30", "wall_seconds = 4"))
+    # Short limits, as a small exercise would have: every time-out attack costs its limit
+    # twice (once more on a quiet child, with 4x the wall clock, while the machine is busy).
+    text = toml.read_text().replace("wall_seconds = 30", "wall_seconds = 3")
+    toml.write_text(text.replace("cpu_seconds = 10", "cpu_seconds = 2"))
     reference = root / "reference_solutions" / "tiny.py"
     reference.write_text(f"# {REFERENCE_CANARY}\n" + reference.read_text())
     return load_problem(root / "problems" / "tiny")
