@@ -240,6 +240,12 @@ def main() -> None:
     parser.add_argument(
         "--bursts-only", action="store_true", help="the class bursts alone (their own block)"
     )
+    parser.add_argument(
+        "--held-runs",
+        choices=("both", "on", "off"),
+        default="both",
+        help="the bursts with held runs off then on (both), or one of them",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.bursts.split(",") if size]
     load_before = os.getloadavg()
@@ -265,7 +271,8 @@ def main() -> None:
     continued: dict[str, list[float]] = {}
     verdicts: dict[str, int] = {}
     bursts: list[Burst] = []
-    for held in (False, True):  # bursts before (held runs off) and after
+    modes = {"both": (False, True), "on": (True,), "off": (False,)}[args.held_runs]
+    for held in modes:  # bursts before (held runs off) and after
         server = Server({**env, "JAXJUDGE_PARK_SECONDS": "120" if held else "0"}, 2)
         try:
             time.sleep(10)  # the pool starts and warms its children, as on a running server
