@@ -73,12 +73,14 @@ class GraderSettings(BaseSettings):
             " (grader/parking.py); 0 turns it off."
         ),
     )
-    park_children: int = Field(
-        4,
+    park_children: int | None = Field(
+        None,
         ge=0,
         description=(
             "Children kept for held runs at once, per grading process; a newer run lets"
-            " the one held longest go."
+            " the one held longest go. Unset: as many as the memory left above"
+            " park_min_available_mb holds at 512 MB each, at most 16 (grader/parking.py);"
+            " 0 turns held runs off."
         ),
     )
     park_min_available_mb: int = Field(
