@@ -49,6 +49,7 @@ WATCH_SECONDS = 1.0
 # were enough to let theirs go before they submitted.
 HELD_RUN_MB = 512
 MOST_HELD = 16
+HELD_WHERE_MEMORY_IS_UNKNOWN = 4  # the fixed bound of earlier versions
 
 
 @dataclass(frozen=True)
@@ -171,13 +172,12 @@ class ParkingLot:
     def bound(self) -> int:
         """How many runs may be held now: ``limit`` where it is set; otherwise those held
         (their memory is spent already) and as many more as the memory left above
-        ``min_available_mb`` holds at ``HELD_RUN_MB`` each, ``MOST_HELD`` at most (4
-        where the memory left cannot be read)."""
+        ``min_available_mb`` holds at ``HELD_RUN_MB`` each, ``MOST_HELD`` at most."""
         if self.limit is not None:
             return self.limit
         available = available_memory.available_mb()
         if available is None:
-            return 4
+            return HELD_WHERE_MEMORY_IS_UNKNOWN
         with self._lock:
             held = len(self._runs)
         room = max(0, available - self.min_available_mb) // HELD_RUN_MB

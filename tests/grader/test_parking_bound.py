@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from grader.parking import HELD_RUN_MB, MOST_HELD, ParkingLot
+from grader.parking import HELD_RUN_MB, HELD_WHERE_MEMORY_IS_UNKNOWN, MOST_HELD, ParkingLot
 from grader.running import available_memory
 
 FLOOR_MB = 2048
@@ -34,8 +34,8 @@ def test_unset_the_bound_is_what_the_memory_above_the_floor_holds(
     assert lot.bound() == MOST_HELD
     left(monkeypatch, FLOOR_MB - 1)  # short already: none held, none more
     assert lot.bound() == 0
-    left(monkeypatch, None)  # unreadable: the old fixed bound
-    assert lot.bound() == 4
+    left(monkeypatch, None)  # unreadable
+    assert lot.bound() == HELD_WHERE_MEMORY_IS_UNKNOWN
     assert lot.enabled
 
 
