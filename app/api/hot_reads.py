@@ -34,19 +34,16 @@ from app.models import User
 JSON = "application/json"
 Read = Callable[[Session, User], BaseModel]
 
-# One limiter per event loop and size: anyio's limiters wait on their loop (a server has
-# one loop; tests start several, and change the size).
-_threads: WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, CapacityLimiter]] = (
-    WeakKeyDictionary()
-)
+# One limiter per event loop, sized when the loop first reads: anyio's limiters wait on
+# their loop (a server has one loop; tests start several).
+_threads: WeakKeyDictionary[asyncio.AbstractEventLoop, CapacityLimiter] = WeakKeyDictionary()
 
 
 def _limiter() -> CapacityLimiter:
-    by_size = _threads.setdefault(asyncio.get_running_loop(), {})
-    count = settings.hot_read_threads
-    if count not in by_size:
-        by_size[count] = CapacityLimiter(count)
-    return by_size[count]
+    loop = asyncio.get_running_loop()
+    if loop not in _threads:
+        _threads[loop] = CapacityLimiter(settings.hot_read_threads)
+    return _threads[loop]
 
 
 def _answer(request: Request, authorization: str | None, read: Read) -> bytes:
