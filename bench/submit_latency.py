@@ -272,7 +272,7 @@ def main() -> None:
     verdicts: dict[str, int] = {}
     bursts: list[Burst] = []
     modes = {"both": (False, True), "on": (True,), "off": (False,)}[args.held_runs]
-    for held in modes:  # bursts before (held runs off) and after
+    for held in modes:  # bursts before (held runs off) and after, or one of them
         server = Server({**env, "JAXJUDGE_PARK_SECONDS": "120" if held else "0"}, 2)
         try:
             time.sleep(10)  # the pool starts and warms its children, as on a running server
@@ -382,14 +382,22 @@ def single_lines(
     return [*lines, ""]
 
 
+HELD_RUNS_TOLD = {
+    (False, True): "held runs off (`JAXJUDGE_PARK_SECONDS=0`), then on",
+    (True,): "held runs on",
+    (False,): "held runs off (`JAXJUDGE_PARK_SECONDS=0`)",
+}
+
+
 def burst_lines(machine: str, bursts: list[Burst]) -> list[str]:
+    held = tuple(dict.fromkeys(result.held for result in bursts))  # as run, in order
     return [
         f"Measured by `bench/submit_latency.py` on {date.today().isoformat()} through"
         " `jaxjudge serve` (2 embedded workers,"
         " SQLite, default settings): each learner arrives within 10 s, runs the samples, waits"
         " for the verdict on its stream, reads it for 5 s and submits (one in three edits the"
-        " code first, so its submission is graded afresh); held runs off"
-        " (`JAXJUDGE_PARK_SECONDS=0`), then on, on the same five problems. CPU: the whole"
+        f" code first, so its submission is graded afresh); {HELD_RUNS_TOLD[held]},"
+        " on the same five problems. CPU: the whole"
         " machine's busy CPU time over the burst (load generator included) per learner (one"
         " run and one submission). Submits are claimed before runs (app/grading/queue.py). Every"
         " run and submission was accepted.",
