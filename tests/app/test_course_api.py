@@ -4,13 +4,15 @@ what is tests/app/test_authorization.py's table."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from fastapi.testclient import TestClient
 
 from app.core.db import session_scope
 from app.models import Submission, User
 from tests.app.conftest import BANK_SLUG, token_for
+
+YEAR = date.today().year + 1  # a due date in the future whenever the test runs
 
 
 def _graded(learner: str, *, verdict: str, score: float, when: datetime) -> int:
@@ -50,11 +52,11 @@ def test_a_course_from_creation_to_grade_export_and_regrade(client: TestClient) 
 
     due = client.put(
         f"/api/courses/{cid}/assignments",
-        json={"problem": BANK_SLUG, "due_at": "2026-12-01T23:59:00+01:00"},
+        json={"problem": BANK_SLUG, "due_at": f"{YEAR}-12-01T23:59:00+01:00"},
         headers=teacher,
     )
     assert due.status_code == 200, due.text
-    assert due.json()["due_at"].startswith("2026-12-01T22:59:00")  # kept in UTC
+    assert due.json()["due_at"].startswith(f"{YEAR}-12-01T22:59:00")  # kept in UTC
     unknown = client.put(
         f"/api/courses/{cid}/assignments", json={"problem": "no-such"}, headers=teacher
     )
@@ -67,8 +69,8 @@ def test_a_course_from_creation_to_grade_export_and_regrade(client: TestClient) 
     ]
     ada_id = next(m["id"] for m in members["data"] if m["name"] == "ada")
 
-    on_time = _graded("ada", verdict="wrong_answer", score=0.5, when=datetime(2026, 11, 30))
-    late = _graded("ada", verdict="accepted", score=1.0, when=datetime(2026, 12, 2))
+    on_time = _graded("ada", verdict="wrong_answer", score=0.5, when=datetime(YEAR, 11, 30))
+    late = _graded("ada", verdict="accepted", score=1.0, when=datetime(YEAR, 12, 2))
 
     grades = client.get(f"/api/courses/{cid}/grades", headers=teacher).json()
     (row,) = grades["learners"]

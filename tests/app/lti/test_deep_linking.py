@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import date
 
 import httpx2 as httpx
 from fastapi.testclient import TestClient
@@ -79,7 +80,7 @@ def test_a_learner_follows_a_deep_linked_activity_to_its_problem(
     assert isinstance(items, list)
     custom = items[0]["custom"]
     # The LMS made a link from the item, filled in the due date, and the learner follows it.
-    filled = {**custom, "due_at": "2026-12-24T12:00:00Z"}
+    filled = {**custom, "due_at": f"{date.today().year + 1}-12-24T12:00:00Z"}
     with in_process_client() as learner:
         answer = launch(learner, platform, GRACE, resource_link_id="dl-link", custom=filled)
         assert answer.headers["location"] == f"/problems/{OTHER}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import time
+from datetime import date
 
 import pytest
 from fastapi.testclient import TestClient
@@ -26,6 +27,8 @@ from tests.lti_platform import (
     public_pem,
 )
 from tests.lti_platform import User as LmsUser
+
+YEAR = date.today().year + 1  # due dates in the future whenever the test runs
 
 
 def counts() -> tuple[int, int, int]:
@@ -138,12 +141,12 @@ def test_a_new_link_is_set_up_by_the_instructor(client: TestClient, platform: Pl
 def test_the_due_date_the_lms_sends_is_the_assignment_s(
     client: TestClient, platform: Platform
 ) -> None:
-    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": "2026-12-01T23:59:00Z"})
+    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": f"{YEAR}-12-01T23:59:00Z"})
     from app.models import Assignment
 
     with session_scope() as session:
         due = session.scalar(select(Assignment.due_at).where(Assignment.problem == SLUG))
-    assert due is not None and due.isoformat() == "2026-12-01T23:59:00"
+    assert due is not None and due.isoformat() == f"{YEAR}-12-01T23:59:00"
 
 
 # Each rule of the IMS Security Framework, broken on purpose.
@@ -414,12 +417,14 @@ def test_a_learner_s_own_due_date_does_not_move_the_course_s(
 ) -> None:
     from app.models import Assignment
 
-    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": "2026-12-01T23:59:00Z"})
+    launch(client, platform, ADA, custom={"problem": SLUG, "due_at": f"{YEAR}-12-01T23:59:00Z"})
     with in_process_client() as learner:  # an extension the LMS fills in for this learner
-        launch(learner, platform, GRACE, custom={"problem": SLUG, "due_at": "2026-12-08T23:59:00Z"})
+        launch(
+            learner, platform, GRACE, custom={"problem": SLUG, "due_at": f"{YEAR}-12-08T23:59:00Z"}
+        )
     with session_scope() as session:
         due = session.scalar(select(Assignment.due_at).where(Assignment.problem == SLUG))
-    assert due is not None and due.isoformat() == "2026-12-01T23:59:00"
+    assert due is not None and due.isoformat() == f"{YEAR}-12-01T23:59:00"
 
 
 def test_logins_from_one_address_are_throttled(
