@@ -604,6 +604,16 @@ class WorkerHeartbeat(Base):
     heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
+class GradeBookRevision(Base):
+    """One row: the grade book's revision, moved on by every commit that writes what
+    grades are computed from (app/core/grade_revision.py)."""
+
+    __tablename__ = "grade_book_revision"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column(default=0)
+
+
 class ServiceCheck(Base):
     """Rows the readiness probe writes to prove the database takes writes."""
 

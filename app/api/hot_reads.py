@@ -17,7 +17,9 @@ database connection, inside the request threads' share of the pool."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from anyio import CapacityLimiter
@@ -32,7 +34,23 @@ from app.core.db import end_session, new_session
 from app.models import User
 
 JSON = "application/json"
-Read = Callable[[Session, User], BaseModel]
+
+
+@dataclass(frozen=True)
+class Body:
+    """An answer serialised once, with its entity tag (a hash of its bytes): a client
+    that sends it back in If-None-Match gets 304 and no body."""
+
+    json: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, answer: BaseModel) -> Body:
+        json = answer.model_dump_json().encode()
+        return cls(json, '"' + hashlib.blake2b(json, digest_size=12).hexdigest() + '"')
+
+
+Read = Callable[[Session, User], BaseModel | Body]
 
 # One limiter per event loop, sized when the loop first reads: anyio's limiters wait on
 # their loop (a server has one loop; tests start several).
@@ -46,13 +64,14 @@ def _limiter() -> CapacityLimiter:
     return _threads[loop]
 
 
-def _answer(request: Request, authorization: str | None, read: Read) -> bytes:
+def _answer(request: Request, authorization: str | None, read: Read) -> bytes | Body:
     """The caller authenticated, ``read`` run and its answer serialised, in one session
     that ends here, committed (what authentication records) or rolled back."""
     session = new_session()
     try:
         user = current_user(request, session, authorization)
-        body = read(session, user).model_dump_json().encode()
+        found = read(session, user)
+        body = found if isinstance(found, Body) else found.model_dump_json().encode()
     except BaseException:
         end_session(session, commit=False)
         raise
@@ -65,4 +84,15 @@ async def answer(request: Request, authorization: str | None, read: Read) -> Res
     ``authorization``, or its browser session). A client that goes away
     does not cut the read short: the thread finishes and ends its session."""
     body = await run_sync(_answer, request, authorization, read, limiter=_limiter())
-    return Response(body, media_type=JSON)
+    if isinstance(body, bytes):
+        return Response(body, media_type=JSON)
+    headers = {"ETag": body.etag, "Cache-Control": "private, no-cache"}
+    if _tags(request.headers.get("if-none-match", "")) & {body.etag, "*"}:
+        return Response(status_code=304, headers=headers)
+    return Response(body.json, media_type=JSON, headers=headers)
+
+
+def _tags(if_none_match: str) -> set[str]:
+    """The entity tags of an If-None-Match header (a weak one compares as its strong
+    form, RFC 9110 section 13.1.2)."""
+    return {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}

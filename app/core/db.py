@@ -12,6 +12,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.core import grade_revision
 from app.core.config import PROJECT_ROOT, grader_settings, settings
 
 
@@ -46,8 +47,10 @@ def make_engine(url: str) -> Engine:
             **sizing,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    return create_engine(url, pool_pre_ping=True, **sizing)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, **sizing)
+    grade_revision.watch(engine)
+    return engine
 
 
 @cache
