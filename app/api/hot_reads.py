@@ -17,6 +17,7 @@ database connection, inside the request threads' share of the pool."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,16 +39,24 @@ JSON = "application/json"
 
 @dataclass(frozen=True)
 class Body:
-    """An answer serialised once, with its entity tag (a hash of its bytes): a client
-    that sends it back in If-None-Match gets 304 and no body."""
+    """An answer serialised and compressed once (to be served many times), with its
+    entity tag (a hash of its bytes): a client that sends it back in If-None-Match gets
+    304 and no body. The gzip form, for the clients that accept it (browsers, httpx,
+    requests), has a tag of its own (RFC 9110 section 8.8.3: one per representation)."""
 
     json: bytes
+    gzip: bytes
     etag: str
 
     @classmethod
     def of(cls, answer: BaseModel) -> Body:
         json = answer.model_dump_json().encode()
-        return cls(json, '"' + hashlib.blake2b(json, digest_size=12).hexdigest() + '"')
+        tag = hashlib.blake2b(json, digest_size=12).hexdigest()
+        return cls(json, gzip.compress(json, compresslevel=6, mtime=0), f'"{tag}"')
+
+    @property
+    def gzip_etag(self) -> str:
+        return self.etag[:-1] + '-gzip"'
 
 
 Read = Callable[[Session, User], BaseModel | Body]
@@ -86,9 +95,17 @@ async def answer(request: Request, authorization: str | None, read: Read) -> Res
     body = await run_sync(_answer, request, authorization, read, limiter=_limiter())
     if isinstance(body, bytes):
         return Response(body, media_type=JSON)
-    headers = {"ETag": body.etag, "Cache-Control": "private, no-cache"}
-    if _tags(request.headers.get("if-none-match", "")) & {body.etag, "*"}:
+    compressed = _accepts_gzip(request.headers.get("accept-encoding", ""))
+    headers = {
+        "ETag": body.gzip_etag if compressed else body.etag,
+        "Cache-Control": "private, no-cache",
+        "Vary": "Accept-Encoding",
+    }
+    if _tags(request.headers.get("if-none-match", "")) & {body.etag, body.gzip_etag, "*"}:
         return Response(status_code=304, headers=headers)
+    if compressed:
+        headers["Content-Encoding"] = "gzip"
+        return Response(body.gzip, media_type=JSON, headers=headers)
     return Response(body.json, media_type=JSON, headers=headers)
 
 
@@ -96,3 +113,16 @@ def _tags(if_none_match: str) -> set[str]:
     """The entity tags of an If-None-Match header (a weak one compares as its strong
     form, RFC 9110 section 13.1.2)."""
     return {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether Accept-Encoding lists gzip (or ``*``) with a weight above zero."""
+    for item in accept_encoding.lower().split(","):
+        coding, _, params = item.partition(";")
+        if coding.strip() in {"gzip", "*"}:
+            weight = params.strip().removeprefix("q=").strip() if "q=" in params else "1"
+            try:
+                return float(weight) > 0
+            except ValueError:
+                return False
+    return False

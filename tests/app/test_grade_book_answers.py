@@ -96,3 +96,22 @@ def test_a_kept_copy_is_no_way_past_the_access_check(client: TestClient) -> None
     assert client.get(url, headers=ada | tag).status_code == 403  # a learner of the course
     assert client.get(url, headers=token_for("eve") | tag).status_code == 404  # not a member
     assert client.get(url, headers=tag).status_code == 401
+
+
+def test_a_client_that_accepts_gzip_gets_the_grades_compressed_under_a_tag_of_their_own(
+    client: TestClient,
+) -> None:
+    teacher, ada = token_for("teacher", role="instructor"), token_for("ada")
+    course_id = _course(client, teacher, ada)
+    url = f"/api/courses/{course_id}/grades"
+    plain = client.get(url, headers=teacher | {"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    zipped = client.get(url, headers=teacher | {"Accept-Encoding": "br;q=1.0, gzip;q=0.8"})
+    assert zipped.headers["content-encoding"] == "gzip"  # httpx decoded it
+    assert zipped.json() == plain.json() and zipped.headers["vary"] == "Accept-Encoding"
+    assert zipped.headers["etag"] != plain.headers["etag"]
+    refused = client.get(url, headers=teacher | {"Accept-Encoding": "gzip;q=0"})
+    assert "content-encoding" not in refused.headers
+    for tag in (plain.headers["etag"], zipped.headers["etag"], "W/" + plain.headers["etag"]):
+        again = client.get(url, headers=teacher | {"If-None-Match": f'"other", {tag}'})
+        assert again.status_code == 304, tag
