@@ -4,7 +4,8 @@
 - the problem list and the tracks, as a learner's token reads them;
 - one submission's state, as `jaxjudge submit` polls it;
 - a course's grades for 300 learners, as an instructor's token (or an LMS export) reads
-  them.
+  them: once as clients read it (browsers, httpx and requests all send
+  `Accept-Encoding: gzip`), once as a client that takes no compression (2.8 MB a read).
 
 The server runs on this machine beside wrk (one load thread, so the server keeps a core
 of the two); its database is a throwaway SQLite file seeded like bench/dashboard_pages.py
@@ -92,8 +93,17 @@ def parse_wrk(name: str, output: str) -> WrkResult:
     return WrkResult(name, rate, p50, p99, requests, bad)
 
 
-def wrk(name: str, url: str, token: str | None, seconds: float, connections: int) -> WrkResult:
+def wrk(
+    name: str,
+    url: str,
+    token: str | None,
+    seconds: float,
+    connections: int,
+    headers: tuple[str, ...] = (),
+) -> WrkResult:
     header = ["-H", f"Authorization: Bearer {token}"] if token else []
+    for extra in headers:
+        header += ["-H", extra]
     # A first short pass: the path's first answers (imports, caches) are not measured.
     subprocess.run(["wrk", "-t1", "-c5", "-d1s", *header, url], capture_output=True, check=True)
     # A slow answer is measured, not dropped: wrk's own time-out (2 s) would leave it out
@@ -144,7 +154,15 @@ def _floor(seconds: float, connections: int) -> WrkResult:
         process.wait(timeout=30)
 
 
-def _seeded(folder: Path) -> tuple[dict[str, str], dict[str, str]]:
+@dataclass(frozen=True)
+class Read:
+    name: str
+    path: str
+    token: str
+    headers: tuple[str, ...] = ()
+
+
+def _seeded(folder: Path) -> tuple[dict[str, str], list[Read]]:
     """The server's environment and the paths to read, with the token each needs."""
     env = server_env(folder)
     seeder = f"""
@@ -173,12 +191,18 @@ with session_scope() as session:
         [sys.executable, "-c", seeder], env=env, capture_output=True, text=True, check=True
     )
     seeded = json.loads(done.stdout.strip().splitlines()[-1])
-    reads = {
-        "/api/problems": seeded["learner"],
-        "/api/tracks": seeded["learner"],
-        f"/api/submissions/{seeded['submission']}": seeded["learner"],
-        f"/api/courses/{seeded['course']}/grades": seeded["teacher"],
-    }
+    grades = f"/api/courses/{seeded['course']}/grades"
+    reads = [
+        Read("`GET /api/problems`", "/api/problems", seeded["learner"]),
+        Read("`GET /api/tracks`", "/api/tracks", seeded["learner"]),
+        Read(
+            f"`GET /api/submissions/{seeded['submission']}`",
+            f"/api/submissions/{seeded['submission']}",
+            seeded["learner"],
+        ),
+        Read(f"`GET {grades}` (gzip)", grades, seeded["teacher"], ("Accept-Encoding: gzip",)),
+        Read(f"`GET {grades}` (uncompressed)", grades, seeded["teacher"]),
+    ]
     return env, reads
 
 
@@ -193,8 +217,9 @@ def measure(seconds: float, connections: int) -> list[WrkResult]:
         server = Server(env, 0)
         try:
             _wait_for_trusted_runs(server.url)
-            for path, token in reads.items():
-                results.append(wrk(f"`GET {path}`", server.url + path, token, seconds, connections))
+            for read in reads:
+                url = server.url + read.path
+                results.append(wrk(read.name, url, read.token, seconds, connections, read.headers))
                 print(results[-1].line(), flush=True)
         finally:
             server.stop()
