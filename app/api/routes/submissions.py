@@ -235,8 +235,8 @@ def public_state(session: Session, submission_id: int, user_id: int) -> Submissi
         for name in REPORT_FIELDS:
             setattr(state, name, getattr(shown, name))
     if submission.status == SubmissionStatus.DONE:
-        notes = comments.on_submissions(session=session, submission_ids=[submission.id])
-        state.comments = [StaffComment.model_validate(c) for c in notes.get(submission.id, [])]
+        notes = comments.of_submission(session=session, submission_id=submission.id)
+        state.comments = [StaffComment.model_validate(c) for c in notes]
     return state
 
 
