@@ -46,7 +46,7 @@ def _measure(slug: str, variants: list[int]) -> list[float]:
     from grader.child.warmup import steps
     from grader.problems.problem import load_problem
 
-    jax = run._import_runtime()
+    jax = run._import_runtime(libraries=True)
     for _ in steps():
         pass
     problem = load_problem(PROJECT_ROOT / "problems" / slug)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, BinaryIO
@@ -69,6 +70,18 @@ WIRE_DTYPES = frozenset(
         "complex128",
     }
 )
+
+
+# The child's argv flag for a job whose code names neither flax nor optax: it imports
+# jax alone (0.45 s of CPU less); otherwise the libraries are imported before the job,
+# so that a learner's own imports of them cost nothing on the job's clock.
+JAX_ONLY = "--jax-only"
+LIBRARIES = ("flax", "optax")
+
+
+def names_the_libraries(sources: Sequence[str]) -> bool:
+    """Whether any of ``sources`` names flax or optax (an import, or any mention)."""
+    return any(library in source for source in sources for library in LIBRARIES)
 
 
 class Kind(IntEnum):

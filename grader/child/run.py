@@ -51,13 +51,17 @@ MAX_MESSAGE_CHARS = 8000
 MAX_TRACEBACK_FRAMES = 30
 
 
-def _import_runtime() -> Any:
-    import flax  # noqa: F401  (imported ahead so learner imports are instant)
+def _import_runtime(*, libraries: bool) -> Any:
+    """jax, and with ``libraries`` flax and optax too (protocol.JAX_ONLY says when not):
+    imported ahead of the job, so that a learner's imports of them are instant."""
     import jax
     import jax.numpy as jnp  # noqa: F401
-    import optax  # noqa: F401
-    from flax import nnx  # noqa: F401
-    from flax.training import train_state  # noqa: F401
+
+    if libraries:
+        import flax  # noqa: F401
+        import optax  # noqa: F401
+        from flax import nnx  # noqa: F401
+        from flax.training import train_state  # noqa: F401
 
     _TOOLS.update(_analysis_tools(jax))
     return jax
@@ -687,7 +691,7 @@ def _flush() -> None:
 
 def main() -> None:
     channel = _Channel(int(sys.argv[1]))
-    jax = _import_runtime()
+    jax = _import_runtime(libraries=protocol.JAX_ONLY not in sys.argv[2:])
     channel.send(Kind.HELLO, {"backend": jax.default_backend(), "pid": os.getpid()})
     if "--warm-up" in sys.argv[2:]:
         _warm_up_until_a_job_arrives()

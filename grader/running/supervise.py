@@ -128,7 +128,10 @@ class StartedChild:
         memory_mb: int,
         boosted: bool = False,
         standby: bool = False,
+        jax_only: bool = False,
     ) -> None:
+        """``jax_only``: the child's one job names neither flax nor optax
+        (``protocol.JAX_ONLY``); a pool's child, whose job is not known yet, imports them."""
         self.device = device
         self.boosted = (
             boosted  # confirming a time-out: a large CPU share (grader/running/timing.py)
@@ -146,7 +149,7 @@ class StartedChild:
             raise
         try:
             self.process = subprocess.Popen(
-                self.spec.argv,
+                [*self.spec.argv, protocol.JAX_ONLY] if jax_only else self.spec.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -482,7 +485,11 @@ class ProcessRunner:
 
     def _start(self, job: Job, boosted: bool = False) -> StartedChild:
         return StartedChild(
-            self.launcher, device=job.device, memory_mb=job.memory_mb, boosted=boosted
+            self.launcher,
+            device=job.device,
+            memory_mb=job.memory_mb,
+            boosted=boosted,
+            jax_only=not protocol.names_the_libraries([s.source for s in job.solutions]),
         )
 
     def run(
