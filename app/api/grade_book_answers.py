@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.api.hot_reads import Body
 from app.core import grade_revision
+from app.core.db import database_of
 from app.models import Course
 
 MOST_COURSES_KEPT = 32
@@ -42,7 +43,7 @@ _guard = threading.Lock()  # over the two dictionaries
 def grade_book(session: Session, course: Course, compute: Callable[[], BaseModel]) -> Body:
     """``compute()``'s answer for ``course`` at the revision ``session`` sees, computed
     only when no copy is kept at that revision."""
-    key = (str(session.connection().engine.url), course.id)
+    key = (database_of(session), course.id)
     revision = grade_revision.current(session)
     if (found := _found(key, revision)) is not None:
         return found

@@ -85,6 +85,12 @@ def session_scope() -> Iterator[Session]:
     end_session(session, commit=True)
 
 
+def database_of(session: Session) -> str:
+    """Which database ``session`` works on (its URL, password hidden): the key of what a
+    process keeps in memory per database (tests open many, each with a course 1)."""
+    return str(session.connection().engine.url)
+
+
 def new_session() -> Session:
     """A session on the configured database; it takes a connection at its first query."""
     return _session_factory(settings.database)()

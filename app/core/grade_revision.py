@@ -13,7 +13,7 @@ statements and plain SQL alike) and, when a transaction that wrote one of
 ``GRADE_BOOK_TABLES`` commits, adds one to the revision just before the commit, so
 the row is locked for the commit alone (not from the first write on, as a trigger
 would hold it on PostgreSQL). A cascade from a deleted course or user starts with a
-DELETE on a table listed here. tests/app/test_grade_book_answers.py checks that the
+DELETE on a table listed here. tests/app/test_grade_revision.py checks that the
 grade book reads no table outside the list."""
 
 from __future__ import annotations
@@ -55,9 +55,12 @@ def watch(engine: Engine) -> None:
     event.listen(engine, "rollback", _forget)
 
 
+_CURRENT = text(f"SELECT revision FROM {TABLE}")  # built once: every grades read asks it
+
+
 def current(session: Session) -> int:
     """The revision as this session's transaction sees it."""
-    return int(session.execute(text(f"SELECT revision FROM {TABLE}")).scalar_one())
+    return int(session.execute(_CURRENT).scalar_one())
 
 
 def writes_grade_tables(statement: str) -> bool:

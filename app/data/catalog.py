@@ -22,6 +22,7 @@ from sqlalchemy import func, select, true
 from sqlalchemy.orm import Session, load_only, object_session
 
 from app.core.config import settings
+from app.core.db import database_of
 from app.data import check_products, course_problems
 from app.errors import NotFoundError
 from app.models import ProblemRecord, ProblemVersion, User, utcnow
@@ -302,9 +303,9 @@ def live_problems(
     return sorted(loaded, key=lambda pair: (pair[1].config.track, pair[1].config.position))
 
 
-# The listing per database (tests open many, each with versions 1, 2, ...) and set of live
-# versions; its folders looked at again at most once a second (a stat per problem was 5%
-# of a problem list's time under 50 clients, bench/hot_reads.py).
+# The listing per database (`database_of`) and set of live versions; its folders looked
+# at again at most once a second (a stat per problem was 5% of a problem list's time
+# under 50 clients, bench/hot_reads.py).
 _Listed = tuple[str, tuple[int, ...]]
 _listing: dict[_Listed, list[Problem]] = {}
 _folders_seen_at: dict[_Listed, float] = {}
@@ -323,7 +324,7 @@ def live_problem_list(*, session: Session) -> list[Problem]:
     of the live version ids, and the problems loaded once per set of live versions."""
     ids = session.scalars(_BANK_LIVE_VERSION_IDS)
     key = (
-        str(session.connection().engine.url),
+        database_of(session),
         tuple(sorted(version_id for version_id in ids if version_id is not None)),
     )
     problems = _listing.get(key)
