@@ -41,11 +41,14 @@ HTML_TAGS = {
 def _math(display: bool) -> Any:
     def render(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
         try:
-            return str(
+            mathml = str(
                 latex_to_mathml(tokens[index].content, display="block" if display else "inline")
             )
         except Exception:  # an author's typo shows as code, not as a crash
             return f"<code>{escape(tokens[index].content)}</code>"
+        # Display math wider than a phone scrolls inside its own box (reachable by
+        # keyboard), never the page: a span, so that it may stand inside a paragraph.
+        return f'<span class="math-display" tabindex="0">{mathml}</span>' if display else mathml
 
     return render
 
@@ -71,7 +74,7 @@ def _parser() -> MarkdownIt:
 
 def render_markdown(text: str) -> str:
     html = _parser().render(text)
-    attributes = {"*": {"class"}, "a": {"href", "title"}} | {
+    attributes = {"*": {"class"}, "a": {"href", "title"}, "span": {"class", "tabindex"}} | {
         tag: MATHML_ATTRIBUTES for tag in MATHML_TAGS
     }
     cleaned = nh3.clean(

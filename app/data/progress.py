@@ -17,11 +17,13 @@ from sqlalchemy.orm import Session
 from app.data import catalog
 from app.errors import NotFoundError
 from app.models import ProblemMark, Submission, User
-from app.vocabulary import ProgressStatus
+from app.vocabulary import ProgressStatus, track_title
 from grader.child.verdicts import Mode, Verdict
 from grader.problems.problem import Problem
 
 _MARKED, _ATTEMPTED, _SOLVED = 0, 1, 2
+# How hard each of problem.toml's difficulties is, for ordering tracks easiest first.
+_DIFFICULTY_RANK = {"easy": 0, "medium": 1, "hard": 2}
 
 
 # Built once (the problem list and the tracks ask on every request): statuses and marks in
@@ -110,6 +112,12 @@ class TrackProgress:
         return round(100 * done / self.total) if self.total else 0
 
     @property
+    def ease(self) -> tuple[float, str]:
+        """Sorts tracks easiest first: the mean of their problems' difficulties, then title."""
+        ranks = [_DIFFICULTY_RANK[p.problem.config.difficulty] for p in self.problems]
+        return (sum(ranks) / len(ranks) if ranks else 0.0, track_title(self.track))
+
+    @property
     def next_problem(self) -> Problem | None:
         """The first problem, by position, neither solved nor marked complete."""
         return next((p.problem for p in self.problems if not p.done), None)
@@ -121,7 +129,9 @@ def live_tracks(*, session: Session, user: User) -> list[TrackProgress]:
 
 
 def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[TrackProgress]:
-    """``problems`` (by track and position) grouped by track with the learner's progress."""
+    """``problems`` (by track and position) grouped by track with the learner's progress,
+    the easiest track first (``TrackProgress.ease``): a new learner's first page starts
+    with the track that asks least."""
     found, marks = _state(session, user)
     grouped: dict[str, list[ProblemProgress]] = {}
     for problem in problems:
@@ -130,4 +140,16 @@ def tracks(*, session: Session, user: User, problems: list[Problem]) -> list[Tra
                 problem, found.get(problem.slug, ProgressStatus.UNSEEN), problem.slug in marks
             )
         )
-    return [TrackProgress(track, items) for track, items in grouped.items()]
+    return sorted(
+        (TrackProgress(track, items) for track, items in grouped.items()), key=lambda t: t.ease
+    )
+
+
+def starting_point(found: list[TrackProgress]) -> Problem | None:
+    """Where a learner who has done nothing yet starts: the first problem of the easiest
+    track. None once they solved, attempted or marked anything."""
+    if not found or any(
+        p.status != ProgressStatus.UNSEEN or p.marked for t in found for p in t.problems
+    ):
+        return None
+    return found[0].problems[0].problem if found[0].problems else None

@@ -47,8 +47,10 @@ def _stylesheet(text: str) -> Response:
 
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    """Every track, easiest first; a learner who has done nothing yet is told where to start."""
+    found = progress.live_tracks(session=session, user=user)
     return page(
-        request, "problems.html", user, tracks=progress.live_tracks(session=session, user=user)
+        request, "problems.html", user, tracks=found, start_here=progress.starting_point(found)
     )
 
 

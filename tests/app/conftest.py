@@ -173,6 +173,15 @@ def sign_in(client: TestClient, name: str, password: str = "long test password")
 
 
 def bank_in_track_order() -> list[Problem]:
-    """The bank as pages and the API list it: by track, then position."""
+    """The bank as the API lists it: by track, then position."""
     bank = [load_problem(folder) for folder in problem_folders()]
     return sorted(bank, key=lambda p: (p.config.track, p.config.position))
+
+
+TRACKS_EASIEST_FIRST = ["jax-foundations", "optax-and-flax", "gradient-accumulation"]
+
+
+def bank_easiest_track_first() -> list[Problem]:
+    """The bank as the pages list it: the bank's three tracks easiest first (all easy;
+    two easy and two medium; mostly medium and hard), each by position."""
+    return sorted(bank_in_track_order(), key=lambda p: TRACKS_EASIEST_FIRST.index(p.config.track))

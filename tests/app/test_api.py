@@ -17,7 +17,7 @@ from app.server.main import create_app
 from grader.child.verdicts import Mode, Verdict
 from grader.judging.report import CaseReport, GradeReport
 from grader.problems.problem import Problem
-from tests.app.conftest import bank_in_track_order, token_for
+from tests.app.conftest import bank_easiest_track_first, token_for
 
 
 def stub_grader(
@@ -56,17 +56,17 @@ def test_requests_need_a_valid_token(client: TestClient) -> None:
     assert client.get("/api/problems", headers={"Authorization": "Bearer nope"}).status_code == 401
 
 
-def test_problems_are_listed_by_track_and_position(client: TestClient) -> None:
+def test_problems_are_listed_easiest_track_first_by_position(client: TestClient) -> None:
     body = client.get("/api/problems", headers=token_for("ada")).json()
-    bank = bank_in_track_order()
+    bank = bank_easiest_track_first()
     assert body["count"] == len(bank)
     assert [(p["track"], p["position"]) for p in body["data"]] == [
         (p.config.track, p.config.position) for p in bank
     ]
     assert [(p["track"], p["position"]) for p in body["data"][:5]] == [
-        ("gradient-accumulation", n) for n in (1, 2, 3, 4, 5)
+        ("jax-foundations", n) for n in (1, 2, 3, 4, 5)
     ]
-    assert body["data"][0]["slug"] == "nnx-grad-accumulation"
+    assert body["data"][0]["slug"] == "stable-logsumexp"
 
 
 def test_submit_then_poll_until_done(client: TestClient) -> None:

@@ -26,6 +26,16 @@ def test_math_becomes_mathml_and_a_typo_becomes_code() -> None:
     assert "<math" not in broken and "<code>" in broken
 
 
+def test_display_math_scrolls_in_a_box_of_its_own_and_inline_math_does_not() -> None:
+    """A wide formula on a phone scrolls inside its box (reachable by keyboard), not the page."""
+    block = render_markdown("$$\\sum_i x_i$$")
+    assert block.startswith('<span class="math-display" tabindex="0"><math')
+    assert "math-display" not in render_markdown("Inline $x^2$ math.")
+    # An author cannot write the box (or any tabindex) themselves: raw HTML is text.
+    written = render_markdown('<span class="math-display" tabindex="0">x</span>')
+    assert "<span" not in written
+
+
 def test_code_blocks_are_highlighted_and_the_styles_exist() -> None:
     html = render_markdown("```python\ndef f(x):\n    return x\n```")
     assert '<span class="k">def</span>' in html

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from app.data import accounts
 from app.web.auth import safe_next
 from grader.judging.samples import SampleView
-from tests.app.conftest import bank_in_track_order, in_process_client, store_samples
+from tests.app.conftest import bank_easiest_track_first, in_process_client, store_samples
 from tests.app.conftest import form_token as csrf
 
 
@@ -84,21 +84,22 @@ def test_a_denied_page_is_a_page_and_the_api_answers_json(browser: TestClient) -
     assert api.json() == {"detail": "No submission 999."}
 
 
-def test_sign_up_lands_on_the_problem_list_grouped_by_track(browser: TestClient) -> None:
+def test_sign_up_lands_on_the_problem_list_easiest_track_first_with_a_start(
+    browser: TestClient,
+) -> None:
     sign_up(browser)
     page = browser.get("/").text
-    assert "Gradient accumulation" in page  # the track
+    headings = re.findall(r'<h2><a href="/tracks/[a-z-]+">([^<]+)</a></h2>', page)
+    assert headings == ["JAX foundations", "Optax and Flax", "Gradient accumulation"]
     titles = re.findall(r'<td><a href="/problems/([a-z0-9-]+)">', page)
-    assert titles[:5] == [
-        "nnx-grad-accumulation",
-        "linen-trainstate-accumulation",
-        "scan-microbatched-grads",
-        "optax-multisteps",
-        "train-with-accumulation",
-    ]
-    assert titles == [p.slug for p in bank_in_track_order()]
-    assert "JAX foundations" in page  # the second track, titled for people
+    assert titles[:3] == ["stable-logsumexp", "pytree-momentum-decay", "ema-with-scan"]
+    assert titles == [p.slug for p in bank_easiest_track_first()]
     assert page.count(">unseen<") == len(titles)  # the visible text, not the CSS class
+    start = re.search(r'<p class="start-here" id="start-here">(.*?)</p>', page, re.S)
+    assert start, "a new learner is told where to start"
+    assert '<a href="/problems/stable-logsumexp">' in start[1]
+    assert "easy, about 15 min" in start[1]
+    assert page.count(">start here<") == 1  # and the row says so
 
 
 def test_the_session_cookie_is_http_only_and_same_site_lax(browser: TestClient) -> None:

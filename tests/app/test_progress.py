@@ -96,9 +96,21 @@ def test_the_problem_list_shows_progress_per_track(browser: TestClient) -> None:
         for line in re.findall(r'<p class="progress">(.*?)</p>', page, re.S)
     ]
     foundations = [p for p in bank_in_track_order() if p.config.track == "jax-foundations"]
-    assert lines[0].startswith(f"1 of {len(GA)} solved ·")
-    assert lines[1].startswith(f"0 of {len(foundations)} solved · 1 marked complete")
+    # The easiest track first: foundations, Optax and Flax, then gradient accumulation.
+    assert lines[0].startswith(f"0 of {len(foundations)} solved · 1 marked complete")
+    assert lines[2].startswith(f"1 of {len(GA)} solved ·")
     assert f'<a href="/tracks/{TRACK}">Gradient accumulation</a>' in page
+    assert 'id="start-here"' not in page  # ada has begun: no "start here" for her
+
+
+def test_start_here_goes_once_anything_is_marked(database: str) -> None:
+    with session_scope() as session:
+        accounts.create_user(session=session, name="bo", password="long test password")
+    with in_process_client() as browser:
+        csrf = sign_in(browser, "bo")
+        assert 'id="start-here"' in browser.get("/").text  # nothing done yet
+        _mark(browser, csrf, "pairwise-distances", "complete", "/")
+        assert 'id="start-here"' not in browser.get("/").text
 
 
 def test_a_redirect_after_marking_stays_on_this_site(browser: TestClient) -> None:

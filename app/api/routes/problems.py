@@ -26,7 +26,8 @@ CONFIG_FIELDS = set(ProblemPublic.model_fields) - {"slug", "status", "marked_com
 
 @router.get("", response_model=ProblemsPublic)
 async def list_problems(request: Request, authorization: Authorization = None) -> Response:
-    """Every published problem, by track and position, with the caller's status."""
+    """Every published problem, the easiest track first and by position within it, with the
+    caller's status."""
     return await hot_reads.answer(request, authorization, problems_of)
 
 
