@@ -13,6 +13,7 @@ tests/problems/test_bank.py proves them. `jaxjudge publish` stays the override.
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -272,6 +273,24 @@ def visible_live_problem(
     if not course_problems.may_see(session=session, slug=slug, user=user):
         return None
     return live_problem(session=session, slug=slug)
+
+
+def unknown_problem(*, session: Session, slug: str) -> NotFoundError:
+    """The 404 for a slug nobody may see: the closest bank problems by slug, as a
+    misspelt command line or magic needs (a course's own problems are never suggested:
+    they do not exist outside their course)."""
+    slugs = [problem.slug for problem in live_problem_list(session=session)]
+    closest = difflib.get_close_matches(slug, slugs, n=3, cutoff=0.6)
+    if not closest:  # a word of it, then: "logsumexp" finds stable-logsumexp
+        closest = [s for s in slugs if any(len(w) > 3 and w in s for w in slug.split("-"))][:3]
+    if closest:
+        return NotFoundError(f"Unknown problem {slug!r}. Did you mean {_either(closest)}?")
+    return NotFoundError(f"Unknown problem {slug!r}. The problems are listed at /api/problems.")
+
+
+def _either(slugs: list[str]) -> str:
+    quoted = [repr(s) for s in slugs]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 def live_problems(

@@ -15,7 +15,6 @@ from sqlalchemy import bindparam, case, delete, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from app.data import catalog
-from app.errors import NotFoundError
 from app.models import ProblemMark, Submission, User
 from app.vocabulary import ProgressStatus, track_title
 from grader.child.verdicts import Mode, Verdict
@@ -67,7 +66,7 @@ def set_marked(*, session: Session, user: User, problem: str, marked: bool) -> N
     change), for the page's form and the API alike. A problem that is not published is
     NotFoundError, and nothing is recorded."""
     if catalog.visible_live_problem(session=session, slug=problem, user=user) is None:
-        raise NotFoundError(f"No problem {problem!r}.")
+        raise catalog.unknown_problem(session=session, slug=problem)
     theirs = (ProblemMark.user_id == user.id, ProblemMark.problem == problem)
     if not marked:
         session.execute(delete(ProblemMark).where(*theirs))

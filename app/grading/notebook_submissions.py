@@ -80,7 +80,7 @@ def submit_one(
     """The notebook's code for ``slug``, stored as one submission (queued)."""
     visible = catalog.visible_live_problem(session=session, slug=slug, user=user)
     if visible is None:  # a course's own problem does not exist outside the course
-        raise NotFoundError(f"Unknown problem {slug!r}.")
+        raise catalog.unknown_problem(session=session, slug=slug)
     version, problem = visible
     found = _extracted(cells_of(raw), problem, max_source_bytes)
     submission = submission_data.create_submission(

@@ -12,7 +12,7 @@ from app.core.request_db import SessionDep
 from app.data import accounts, api_tokens, external_identities, web_sessions
 from app.errors import DomainError, InvalidInputError, NotFoundError
 from app.models import User
-from app.web import client_download, email_verification
+from app.web import client_download, email_verification, notebook_example
 from app.web.guards import Admin, CsrfChecked, SignedInUser
 from app.web.render import page
 
@@ -33,6 +33,7 @@ def _account_page(
         identities=external_identities.identities_of(session=session, user=user),
         server=str(request.base_url).rstrip("/"),
         client_wheel=client_download.PATH,
+        notebook_example=notebook_example,
         **context,
     )
 

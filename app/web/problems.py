@@ -97,7 +97,7 @@ def _live_or_404(session: SessionDep, slug: str, user: User) -> tuple[ProblemVer
     outside that course, as an unknown slug is."""
     live = catalog.visible_live_problem(session=session, slug=slug, user=user)
     if live is None:
-        raise NotFoundError(f"No problem {slug!r}.")
+        raise catalog.unknown_problem(session=session, slug=slug)
     return live
 
 

@@ -139,6 +139,32 @@ def test_learners_see_only_their_own_submissions(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
+    ("slug", "detail"),
+    [
+        (
+            "stable-logsumexpp",
+            "Unknown problem 'stable-logsumexpp'. Did you mean 'stable-logsumexp'?",
+        ),
+        ("logsumexp", "Unknown problem 'logsumexp'. Did you mean 'stable-logsumexp'?"),
+        ("optax-multistep", "Unknown problem 'optax-multistep'. Did you mean 'optax-multisteps'?"),
+        (
+            "per-example-grad",
+            "Unknown problem 'per-example-grad'. Did you mean 'per-example-grads'?",
+        ),
+        ("zzz", "Unknown problem 'zzz'. The problems are listed at /api/problems."),
+    ],
+)
+def test_an_unknown_problem_suggests_the_closest_ones(
+    client: TestClient, slug: str, detail: str
+) -> None:
+    answer = client.post(
+        "/api/submissions", json={"problem": slug, "code": "x"}, headers=token_for("ada")
+    )
+    assert answer.status_code == 404
+    assert answer.json()["detail"] == detail
+
+
+@pytest.mark.parametrize(
     ("body", "status", "phrase"),
     [
         ({"problem": "no-such", "code": "x"}, 404, "Unknown problem 'no-such'"),

@@ -62,6 +62,9 @@ def test_an_http_exception_is_found_by_its_status_however_it_is_spelled() -> Non
     assert http_exception_statuses(source) == [(1, 404), (2, 403), (3, 409), (4, 401)]
 
 
+NO_SUCH = "Unknown problem 'no-such'. The problems are listed at /api/problems."
+
+
 def test_the_api_answers_each_kind_as_detail_with_its_status(client: TestClient) -> None:
     ada = token_for("ada")
     answers = {
@@ -71,8 +74,8 @@ def test_the_api_answers_each_kind_as_detail_with_its_status(client: TestClient)
             "An API token cannot create API tokens: create them on your account page"
             " (/account) after signing in.",
         ),
-        "PUT /api/problems/no-such/complete": (404, "No problem 'no-such'."),
-        "POST /api/problems/no-such/hints": (404, "Unknown problem 'no-such'."),
+        "PUT /api/problems/no-such/complete": (404, NO_SUCH),
+        "POST /api/problems/no-such/hints": (404, NO_SUCH),
         "GET /api/submissions/999": (404, "No submission 999."),
     }
     for request, (code, detail) in answers.items():

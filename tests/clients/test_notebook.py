@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from app.web import client_download
+from app.web import client_download, notebook_example
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
 
@@ -49,6 +49,14 @@ DEFINED = """def microbatched_grads(w, b, x_full, y_full, n_microbatches):
     total, _ = lax.scan(step, jnp.zeros(()), (x_full.reshape(n, -1), y_full.reshape(n, -1)))
     return total
 """
+
+# The documented example's function defined in the notebook (its import inside: this
+# kernel has no jax), for the documented `--function` line.
+DEFINED_EXAMPLE = (
+    notebook_example.SUBMIT_CELL.split("\n", 1)[1]
+    .replace("import jax.numpy as jnp\n\n\n", "")
+    .replace("(logits):\n", "(logits):\n    import jax.numpy as jnp\n\n", 1)
+)
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +141,9 @@ def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
             DEFINED,
             f"%jaxjudge submit {SLUG} --function microbatched_grads",
             "%%jaxjudge submit no-such-problem\ndef f():\n    return 1\n",
+            notebook_example.SUBMIT_CELL,  # as the account page and docs/api.md show it
+            DEFINED_EXAMPLE,
+            notebook_example.FUNCTION_LINE,
         ],
         kernel_path,
         tmp_path,
@@ -149,7 +160,11 @@ def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
     # IPython prints a UsageError as one line on stderr, no traceback.
     said = "".join(o.get("text", "") for o in cells[5]["outputs"] if o.get("name") == "stderr")
     assert said.startswith("UsageError: jaxjudge: the server answered 404"), cells[5]["outputs"]
+    assert "Unknown problem 'no-such-problem'. The problems are listed at /api/problems." in said
     assert said.strip().count("\n") == 0 and "Traceback" not in said
+    example = notebook_example.SLUG
+    assert final(cells[6])["text/plain"].startswith(f"{example}: Accepted"), cells[6]["outputs"]
+    assert final(cells[8])["text/plain"].startswith(f"{example}: Accepted"), cells[8]["outputs"]
 
 
 # A learner's notebook: the entry point across cells, a magic and a shell escape between

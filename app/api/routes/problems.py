@@ -11,7 +11,6 @@ from app.api.deps import Authorization, CurrentUser
 from app.core.markdown import render_markdown
 from app.core.request_db import SessionDep
 from app.data import catalog, hints, progress
-from app.errors import NotFoundError
 from app.models import User
 from app.schemas.learners import ProblemPublic, ProblemsPublic, TrackPublic, TracksPublic
 from app.vocabulary import track_title
@@ -90,7 +89,7 @@ def reveal_hint(slug: str, user: CurrentUser, session: SessionDep) -> dict[str, 
     """Reveal the next hint (recorded; revealed hints stay revealed)."""
     live = catalog.visible_live_problem(session=session, slug=slug, user=user)
     if live is None:
-        raise NotFoundError(f"Unknown problem {slug!r}.")
+        raise catalog.unknown_problem(session=session, slug=slug)
     texts = live[1].hints
     revealed = hints.reveal_next_hint(
         session=session, user=user, problem=slug, available=len(texts)

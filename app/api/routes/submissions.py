@@ -78,7 +78,7 @@ def create_submission(
     require_confirmed_email(user)
     visible = catalog.visible_live_problem(session=session, slug=body.problem, user=user)
     if visible is None:  # a course's own problem does not exist outside the course
-        raise NotFoundError(f"Unknown problem {body.problem!r}.")
+        raise catalog.unknown_problem(session=session, slug=body.problem)
     live = visible[0]
     size = len(body.code.encode())
     if size > grader_settings.max_source_bytes:
