@@ -219,6 +219,44 @@ def tool_registration(base_url: str) -> dict[str, Any]:
     }
 
 
+def canvas_configuration(base_url: str) -> dict[str, Any]:
+    """The JSON an LMS admin pastes, or gives by URL (/lti/canvas.json), in Canvas's
+    *Developer Keys → LTI Key → Method: Enter URL*: the same values as the manual entry
+    of docs/lti.md, with jaxjudge's title and icon, both deep-linking placements, and the
+    four services' scopes."""
+    host = urlparse(base_url).netloc
+    launch_url = f"{base_url}/lti/launch"
+    icon = f"{base_url}/static/favicon.svg"
+    placements = [
+        {
+            "placement": placement,
+            "message_type": claims.DEEP_LINKING_REQUEST,
+            "target_link_uri": launch_url,
+            "text": "jaxjudge problems",
+            "icon_url": icon,
+        }
+        for placement in ("assignment_selection", "link_selection")
+    ]
+    return {
+        "title": "jaxjudge",
+        "description": "Graded JAX, Flax and Optax exercises.",
+        "oidc_initiation_url": f"{base_url}/lti/login",
+        "target_link_uri": launch_url,
+        "public_jwk_url": f"{base_url}/lti/jwks",
+        "scopes": list(claims.TOOL_SCOPES),
+        "extensions": [
+            {
+                "domain": host,
+                "tool_id": "jaxjudge",
+                "platform": "canvas.instructure.com",
+                "privacy_level": "public",
+                "settings": {"text": "jaxjudge", "icon_url": icon, "placements": placements},
+            }
+        ],
+        "custom_fields": {},
+    }
+
+
 def register(
     session: Session,
     *,

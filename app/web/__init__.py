@@ -19,6 +19,7 @@ from app.web import (
     course_similarity,
     courses,
     email_verification,
+    guides,
     lti,
     lti_admin,
     lti_pickers,
@@ -56,6 +57,7 @@ for part in (
     lti_admin.router,
     mail_admin.router,
     api_docs.router,
+    guides.router,
     saml.router,
     sso_oidc.router,
 ):

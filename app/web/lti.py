@@ -221,6 +221,16 @@ def jwks() -> Response:
     return JSONResponse(keys.public_jwks(), headers={"Cache-Control": "max-age=300"})
 
 
+@router.get("/lti/canvas.json")
+def canvas_json(request: Request) -> Response:
+    """Canvas's LTI 1.3 JSON configuration (docs/lti.md, "Canvas"): public, as the values
+    a Canvas admin would type in are; made from the public URL (JAXJUDGE_PUBLIC_URL)."""
+    return JSONResponse(
+        registration.canvas_configuration(base_url(request)),
+        headers={"Cache-Control": "max-age=300"},
+    )
+
+
 @router.get("/lti/register", response_class=HTMLResponse)
 def registration_form(
     request: Request,

@@ -5,11 +5,14 @@ roster, and which grades are pending, failed with the LMS's answer, or sent)."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated
+from urllib.parse import urlparse
 
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.core.config import settings
 from app.core.request_db import SessionDep
 from app.errors import DomainError, InvalidInputError
 from app.lti import keys, outbox, platforms, registration, roster
@@ -22,6 +25,30 @@ from app.web.render import page
 
 router = APIRouter(include_in_schema=False)
 UrlField = Annotated[str, Form(max_length=500)]
+
+
+def address_warnings(tool_url: str) -> list[str]:
+    """Why an LMS could not use ``tool_url`` (the public URL, or this request's own): an
+    LMS launches and fetches keys from the outside, over HTTPS."""
+    parsed = urlparse(tool_url)
+    host = (parsed.hostname or "").lower()
+    warnings = []
+    if parsed.scheme != "https":
+        warnings.append(
+            f"it is {parsed.scheme or 'not'} HTTP, not HTTPS: Canvas and Moodle refuse to"
+            " launch a tool or fetch its keys over plain HTTP"
+        )
+    try:
+        loopback = (
+            host == "localhost"
+            or host.endswith(".localhost")
+            or ipaddress.ip_address(host).is_loopback
+        )
+    except ValueError:
+        loopback = False
+    if loopback:
+        warnings.append(f"{host} is this machine's loopback address: no LMS can reach it")
+    return warnings
 
 
 def _admin_page(
@@ -38,6 +65,8 @@ def _admin_page(
         code,
         platforms=registered,
         tool=base_url(request),
+        address_warnings=address_warnings(base_url(request)),
+        public_url_set=settings.public_url is not None,
         outbox=lms_status.outbox(session),
         **extra,
     )
