@@ -39,7 +39,6 @@
     if (tag === "pre") node.tabIndex = 0;  // a long line scrolls: the keyboard can reach it
     return node;
   };
-  const shown = (outputs) => JSON.stringify(outputs && outputs.length === 1 ? outputs[0] : outputs);  // one output: no extra brackets
   const number = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
 
   // While the server grades: the stage in words (announced when it changes) and the
@@ -65,7 +64,7 @@
       clock.setAttribute("aria-hidden", "true");
       line.append(stage, clock);
       panel.replaceChildren(line);
-      if (state.samples && state.samples.length) panel.append(casesTable(state.samples));
+      if (state.samples && state.samples.length) panel.append(casesWithDetails(state.samples));
     }
     line.querySelector(".elapsed").textContent = ` · ${((Date.now() - started) / 1000).toFixed(1)} s`;
   }
@@ -80,6 +79,23 @@
     shown.className = `status ${status}`;
   }
 
+  // A table wider than a phone scrolls inside its own box, never the page.
+  function scrolling(table, label) {
+    const box = document.createElement("div");
+    box.className = "scroll-x";
+    box.tabIndex = 0;
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", label);
+    box.append(table);
+    return box;
+  }
+  function casesWithDetails(cases) {
+    const found = document.createDocumentFragment();
+    found.append(scrolling(casesTable(cases), "Cases"));
+    if (window.jaxjudgeFailureDetails) found.append(window.jaxjudgeFailureDetails(cases));
+    return found;
+  }
+
   function casesTable(cases) {
     const table = document.createElement("table");
     table.className = "cases";
@@ -92,10 +108,16 @@
     const body = table.createTBody();
     for (const c of cases) {
       const row = document.createElement("tr");
-      let details = c.message || "";
-      if (!c.hidden && c.expected && c.verdict === "wrong_answer") details += `\nexpected ${shown(c.expected)}\ngot ${shown(c.actual)}`;
+      // The values themselves are below the table, one block per output (failure-details.js).
+      const details = text("td", c.message || "", "case-message");
+      if (!c.hidden && c.expected && c.actual && c.verdict === "wrong_answer") {
+        const link = document.createElement("a");
+        link.href = `#failure-${c.name}`;
+        link.textContent = "the values, below";
+        details.append(document.createElement("br"), link);
+      }
       row.append(text("td", c.name), text("td", c.hidden ? "hidden" : c.probe ? "memory probe" : "sample"), text("td", c.verdict_label, `verdict ${c.verdict}`),
-                 text("td", number(c.max_abs_error)), text("td", number(c.seconds)), text("td", details));
+                 text("td", number(c.max_abs_error)), text("td", number(c.seconds)), details);
       body.append(row);
     }
     return table;
@@ -148,9 +170,9 @@
     panel.append(text("h3", `${state.verdict_label} · score ${Math.round(state.score * 100)}%${timing}`, `verdict ${state.verdict}`));
     if (state.diagnosis) panel.append(text("p", `Likely mistake: ${state.diagnosis}`, "diagnosis"));
     if (state.message) panel.append(text("pre", state.message));
-    if (state.parts && state.parts.length > 1) panel.append(partsTable(state.parts));
-    if (state.cases.length) panel.append(casesTable(state.cases));
-    if (state.tests && state.tests.length) panel.append(testsTable(state.tests));
+    if (state.parts && state.parts.length > 1) panel.append(scrolling(partsTable(state.parts), "Parts"));
+    if (state.cases.length) panel.append(casesWithDetails(state.cases));
+    if (state.tests && state.tests.length) panel.append(scrolling(testsTable(state.tests), "Tests"));
     if (state.stdout) panel.append(text("h4", "Your output"), text("pre", state.stdout));
     if (state.hidden_output_withheld) panel.append(text("p", "Hidden cases show only their verdict; output printed while they ran is not shown. Use Run to debug on the samples.", "meta"));
   }

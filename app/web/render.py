@@ -31,6 +31,7 @@ from app.vocabulary import (
     track_title,
 )
 from grader.child.verdicts import HEADLINES, TONES, Verdict
+from grader.judging.report import rounded_values
 
 templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
 
@@ -92,6 +93,7 @@ templates.env.filters["verdict_label"] = verdict_label
 templates.env.filters["verdict_tone"] = verdict_tone
 templates.env.filters["track_title"] = track_title
 templates.env.filters["progress_label"] = progress_label
+templates.env.filters["rounded_values"] = rounded_values
 # The vocabulary, so templates compare with members, not spelled-out strings.
 templates.env.globals.update(
     Verdict=Verdict,

@@ -20,7 +20,7 @@ from grader.cases import Case
 from grader.child.verdicts import Verdict
 from grader.judging.compare import Failure, format_shape
 from grader.judging.job import CaseOutcome, Judged, RunOutcome
-from grader.judging.report import CaseReport, describe_value, shown_output
+from grader.judging.report import CaseReport, ComparedOutput, describe_value, shown_output
 from grader.judging.trees import Output, OutputTree, compare_output
 from grader.judging.trusted import Outputs, TrustedOutputs
 from grader.problems.problem import Part, Problem
@@ -164,6 +164,7 @@ class CaseJudge:
         else:
             report.inputs = {name: describe_value(value) for name, value in case.args.items()}
             report.expected = [shown_output(out) for out in desired]
+            report.compared = _compared(part, self.device)
         mistakes: frozenset[str] = frozenset()
         kept: list[Output] | None = None
         if outcome.error_verdict or outcome.outputs is None:
@@ -211,3 +212,12 @@ class CaseJudge:
                     self.problem, part, key, judged.wrong_outputs, whole, self.device
                 )
                 case.judged = Judged(judged.report, matched)
+
+
+def _compared(part: Part, device: str) -> list[ComparedOutput]:
+    """Each output's name and the tolerance it is compared within on ``device``."""
+    held = (part.tolerance(index, device) for index in range(len(part.outputs)))
+    return [
+        ComparedOutput(name=output.name, rtol=tolerance.rtol, atol=tolerance.atol)
+        for output, tolerance in zip(part.outputs, held, strict=True)
+    ]

@@ -31,6 +31,17 @@ def _finite(value: float | None) -> float | None:
 Measure = Annotated[float | None, AfterValidator(_finite)]
 
 
+class ComparedOutput(BaseModel):
+    """One output of a sample as the comparison held it: its name and its tolerance on the
+    device that graded it (what a page needs to show the difference beside the tolerance)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    rtol: float
+    atol: float
+
+
 class CaseReport(BaseModel):
     """One case of a grading, with every detail (grader/judging/feedback.py says what a learner
     sees of a hidden one)."""
@@ -69,6 +80,9 @@ class CaseReport(BaseModel):
     inputs: dict[str, str] | None = Field(None, description="Samples only: what went in.")
     expected: list[Any] | None = Field(None, description="Samples only: what was expected.")
     actual: list[Any] | None = Field(None, description="Samples only: what came out.")
+    compared: list[ComparedOutput] | None = Field(
+        None, description="Samples only: each output's name and the tolerance it is held to."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -295,6 +309,20 @@ def render_text(report: GradeReport) -> str:
     versions = ", ".join(f"{name} {value}" for name, value in report.versions.items())
     lines += ["", f"Runtime: {versions}"]
     return "\n".join(lines)
+
+
+def rounded_values(shown: Any) -> str:
+    """A ``shown_output`` as people read it: arrays rounded as the inputs beside them are
+    (``describe_value``: five decimals), a tree leaf by leaf, a description as it is."""
+    if isinstance(shown, dict):
+        return "\n".join(f"{path}: {rounded_values(leaf)}" for path, leaf in shown.items())
+    if isinstance(shown, str):
+        return shown
+    try:
+        values = np.asarray(shown, dtype=np.float64)  # "nan" and "inf" strings read back
+    except (TypeError, ValueError):
+        return str(shown)
+    return np.array2string(values, precision=5, separator=", ", suppress_small=False)
 
 
 def shown_output(output: np.ndarray[Any, Any] | OutputTree | str) -> Any:

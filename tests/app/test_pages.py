@@ -196,6 +196,7 @@ def test_the_problem_page_renders_statement_math_signature_and_starter(browser: 
         '<script src="/static/local-times.js" defer>',
         '<script src="/static/scrolling.js" defer>',
         '<script src="/static/editor.js" defer>',
+        '<script src="/static/failure-details.js" defer>',
         '<script src="/static/problem.js" defer>',
     ]  # ours only: no inline code, no CDN
     assert re.findall(r'<link[^>]+href="([^"]+)"', page) == [
@@ -325,7 +326,8 @@ def test_sample_cases_show_the_stored_inputs_and_expected_values_and_code_is_col
     assert "being prepared" not in page
     assert "<summary>tiny</summary>" in page
     assert "float32(8,) [1 2]" in page  # an input, with its values
-    assert '<th>expected</th><td><pre tabindex="0">0.25</pre>' in page
+    # Each output by its name, its values rounded as the inputs are.
+    assert '<th>expected <code>grad</code></th><td><pre tabindex="0">0.25</pre>' in page
     css = browser.get("/assets/highlight.css")
     assert css.status_code == 200
     assert ".highlight" in css.text

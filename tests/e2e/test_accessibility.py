@@ -157,6 +157,20 @@ def test_every_page_passes_axe_and_fits_a_phone(world: dict[str, Any]) -> None:
                 page.get_by_role("button", name="Run samples").click()
                 page.locator("#verdict table.cases").wait_for(timeout=120_000)
                 found += [f"verdict panel: {v}" for v in violations(page)]
+                # Every box opened (the samples, each failure's full values): no page wider
+                # than its window, on a phone or a desktop, and axe still clean.
+                page.evaluate(
+                    "document.querySelectorAll('details').forEach((d) => { d.open = true; })"
+                )
+                for viewport in (PHONE, DESKTOP):
+                    page.set_viewport_size(viewport)
+                    width = page.evaluate("document.documentElement.scrollWidth")
+                    if width > viewport["width"]:
+                        found.append(f"verdict, all open @{viewport['width']}: the page is {width} px"
+                                     f" wide: {page.evaluate(PAST_THE_EDGE)}")  # fmt: skip
+                    found += [
+                        f"verdict, all open @{viewport['width']}: {v}" for v in violations(page)
+                    ]
             context.close()
         browser.close()
     assert found == [], "\n".join(found)

@@ -108,3 +108,48 @@ def test_values_are_shown_small_and_summarised_large() -> None:
     assert describe_value(np.zeros(100)) == "float64 array of shape (100,)"
     assert shown_values(np.array([1.0, math.nan, math.inf])) == [1.0, "nan", "inf"]
     assert shown_values(np.zeros(100, dtype=np.int32)) == "int32 array of shape (100,)"
+
+
+def test_a_sample_carries_each_outputs_name_and_tolerance_and_a_hidden_case_none() -> None:
+    """What the page needs to show a difference beside its tolerance (static/failure-details.js):
+    on the device that graded, a GPU tolerance where the problem has one."""
+    from grader.cases import Case
+    from grader.config import PROJECT_ROOT
+    from grader.judging.feedback import learner_view
+    from grader.judging.job import CaseOutcome
+    from grader.judging.judge import CaseJudge
+    from grader.judging.trusted import TrustedOutputs
+    from grader.problems.problem import load_problem
+
+    problem = load_problem(PROJECT_ROOT / "problems" / "stable-logsumexp")
+    cases = (Case("tiny", {}, sample=True), Case("wide", {}))
+    lse, probs = np.array([1.0], np.float32), np.array([[0.5, 0.5]], np.float32)
+    trusted = TrustedOutputs(reference={k: [lse, probs] for k in ("tiny", "wide@0")}, mistakes={})
+    judge = CaseJudge(problem, cases, ["tiny", "wide@0"], trusted)
+    wrong = [np.array([1.5], np.float32), probs]
+    sample, hidden = (
+        judge(i, CaseOutcome(0.01, outputs=wrong)).judged.report  # type: ignore[union-attr]
+        for i in range(2)
+    )
+    assert sample.compared is not None
+    assert [(c.name, c.rtol, c.atol) for c in sample.compared] == [
+        ("lse", 1e-5, 1e-5),
+        ("probs", 1e-3, 1e-4),  # its own tolerance, problem.toml's [[outputs]]
+    ]
+    report = GradeReport(
+        problem="p",
+        mode=Mode.SUBMIT,
+        verdict=Verdict.WRONG_ANSWER,
+        score=0.0,
+        cases=[sample, hidden],
+    )
+    seen = learner_view(report).cases
+    assert seen[0].compared == sample.compared and seen[1].compared is None
+
+
+def test_expected_values_are_rounded_as_the_inputs_beside_them() -> None:
+    from grader.judging.report import rounded_values
+
+    assert rounded_values([1.6380119323730469, 2.0, "nan"]) == "[1.63801, 2.     ,     nan]"
+    assert rounded_values({"w": [0.1234567], "b": 2.5}) == "w: [0.12346]\nb: 2.5"
+    assert rounded_values("float32 array of shape (1000,)") == "float32 array of shape (1000,)"
