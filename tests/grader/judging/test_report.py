@@ -118,6 +118,7 @@ def test_a_sample_carries_each_outputs_name_and_tolerance_and_a_hidden_case_none
     from grader.judging.feedback import learner_view
     from grader.judging.job import CaseOutcome
     from grader.judging.judge import CaseJudge
+    from grader.judging.trees import Output
     from grader.judging.trusted import TrustedOutputs
     from grader.problems.problem import load_problem
 
@@ -126,7 +127,7 @@ def test_a_sample_carries_each_outputs_name_and_tolerance_and_a_hidden_case_none
     lse, probs = np.array([1.0], np.float32), np.array([[0.5, 0.5]], np.float32)
     trusted = TrustedOutputs(reference={k: [lse, probs] for k in ("tiny", "wide@0")}, mistakes={})
     judge = CaseJudge(problem, cases, ["tiny", "wide@0"], trusted)
-    wrong = [np.array([1.5], np.float32), probs]
+    wrong: list[Output] = [np.array([1.5], np.float32), probs]
     sample, hidden = (
         judge(i, CaseOutcome(0.01, outputs=wrong)).judged.report  # type: ignore[union-attr]
         for i in range(2)
