@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
 
+from app.core.code_lines import highlighted_lines
 from app.core.request_db import SessionDep
 from app.data import (
     assignments,
@@ -53,6 +55,8 @@ def learner_timeline(
         learner=learner,
         role=access.role,
         matrix=matrix,
+        # Points everywhere, as the grade table shows them: a score (0..1) times these.
+        max_points={a.problem: a.max_points for a in matrix.problems},
         overrides=overrides.history(session=session, course=course, learner_id=learner.id),
         rubric_events=rubrics.events(session=session, course=course, learner_id=learner.id),
         entries=[
@@ -63,6 +67,7 @@ def learner_timeline(
                     session=session, submission_id=entry.submission.id, course=course
                 ),
                 "comments": notes.get(entry.submission.id, []),
+                "code": Markup("\n".join(highlighted_lines(entry.submission.code))),
             }
             for entry in entries
         ],

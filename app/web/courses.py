@@ -126,6 +126,10 @@ def _course_page(
     }
     policies = {a.problem: deadlines.describe(a) for a in found}
     context: dict[str, object] = {
+        # Each assignment's current settings, for the form to fill in when it is picked.
+        "assigned_forms": {a.problem: _form_of(a) for a in found}
+        if role == MemberRole.INSTRUCTOR
+        else {},
         "course": course,
         "role": role,
         "assignments": found,

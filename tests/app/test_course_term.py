@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
@@ -201,6 +202,17 @@ def test_overrides_need_a_reason_and_are_audited_and_comments_reach_the_learner(
         ("tess", "Sum over the batch axis only.")
     ]
     page_client = client
+    # The staff timeline: points everywhere the grade table shows points, one control per
+    # action, the code highlighted.
+    page_client.cookies.clear()
+    sign_in(page_client, "tess")
+    staff = page_client.get(f"/courses/{cid}/learners/{_id('ada')}").text
+    row = re.search(r'<ul class="audit"><li>(.*?)</li>', staff, re.S)
+    assert row and "5 → 9 points (of 10)" in row[1] and "(of 1)" not in staff
+    assert "</span> · 5 of 10 points" in staff  # the submission's row, after its verdict
+    assert '<details class="control"><summary>Override (set)</summary>' in staff
+    assert '<details class="control"><summary>Add a comment</summary>' in staff
+    assert '<pre tabindex="0" class="highlight code"><code><span' in staff
     page_client.cookies.clear()
     sign_in(page_client, "ada")
     problem_page = page_client.get(f"/problems/{BANK_SLUG}").text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -333,8 +334,21 @@ def test_changing_an_assignment_starts_from_its_current_settings(
     answer = browser.post(f"/courses/{seeded}/assignments", data={**settings, "csrf_token": token})
     assert answer.status_code in (200, 303)
     page = browser.get(f"/courses/{seeded}").text
-    link = f'/courses/{seeded}?edit=scan-microbatched-grads#assign">change its settings</a>'
+    link = f'/courses/{seeded}?edit=scan-microbatched-grads#assign">settings</a>'
     assert link in page
+    # The assignments table says the window, the policy and the points, learners or not.
+    listed = page[page.index('<section class="card" id="assignments">') :]
+    listed = " ".join(re.sub(r"<[^>]+>", " ", listed[: listed.index("</table>")]).split())
+    assert (
+        "late work loses 15% per started hour, never below 40%; counts until 2026-11-08 12:00 UTC"
+        in listed
+    )
+    assert "2026-11-01 12:00" in listed and " 25 " in listed
+    # The form fills in an assigned problem's settings when it is picked (static/assign-form.js).
+    forms = re.search(r"data-assigned='([^']+)'", page)
+    assert forms is not None
+    current = json.loads(html.unescape(forms[1]))["scan-microbatched-grads"]
+    assert {k: current[k] for k in settings} == settings
     form = browser.get(f"/courses/{seeded}?edit=scan-microbatched-grads").text
     form = form[form.index('<section class="card" id="assign">') :]
     form = form[: form.index("</form>")]

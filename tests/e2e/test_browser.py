@@ -130,6 +130,21 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         expect(teacher.locator("main")).to_contain_text("Assign it anyway?")  # a past due date
         teacher.get_by_role("button", name="Assign anyway").click()
         expect(teacher.locator("table.matrix")).to_have_count(0)  # nobody has joined yet
+        # Before anyone joins, the assignment's window, policy and points are listed.
+        assigned = teacher.locator("#assignments table.assigned")
+        expect(assigned).to_contain_text(PROBLEM_TITLE)
+        expect(assigned).to_contain_text("late work loses 10% per started day, never below 50%")
+        # The form: another problem starts from the defaults, with the penalty's fields
+        # hidden; the assigned one brings back its current settings.
+        form = teacher.locator("form.assign")
+        teacher.get_by_label("Problem").select_option(value="stable-logsumexp")
+        expect(form.get_by_label("Late policy")).to_have_value("none")
+        expect(form.get_by_label("Penalty (%)")).to_be_hidden()
+        teacher.get_by_label("Problem").select_option(label=PROBLEM_TITLE)
+        expect(form.get_by_label("Late policy")).to_have_value("penalty")
+        expect(form.get_by_label("Penalty (%)")).to_have_value("10")
+        expect(form.get_by_label("Never below (%)")).to_have_value("50")
+        expect(teacher.locator("#assign-editing")).to_contain_text("The current settings of")
 
         page = watched(browser.new_page(viewport={"width": 1280, "height": 900}))
         page.goto(f"{server.url}/signup")
@@ -182,6 +197,22 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         )
         page.locator("#verdict").scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "verdict-diagnosis.png"), full_page=False)
+
+        # A failed sample's values as a person reads them: a block per output, named, with
+        # the difference beside the tolerance and the first element outside it marked.
+        block = page.locator("#verdict section.failure .output-detail").first
+        expect(block.locator("h5")).to_contain_text("loss: ")
+        expect(block.locator("h5")).to_contain_text("the tolerance (rtol 0.0001, atol 0.000001)")
+        expect(block.locator("tr.first-difference")).to_have_count(1)
+        expect(block.locator("tr.first-difference")).to_contain_text("first outside")
+        block.locator("summary", has_text="Full values").click()
+        expect(block.locator(".full-values pre")).to_contain_text("expected: [")
+        # Nothing is wider than its window in this state, a sample opened too.
+        page.locator("details.sample").first.locator("summary").click()
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 844})
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+        page.set_viewport_size({"width": 1280, "height": 800})
 
         page.reload()  # the draft survives a reload
         expect(page.locator(".cm-content")).to_contain_text("for x, y in ((x_a, y_a), (x_b, y_b)):")
@@ -275,13 +306,15 @@ def test_a_learner_solves_a_problem_in_the_browser(server: Server, tmp_path: Pat
         assistant.get_by_role("link", name="JAX 101").click()
         assistant.get_by_role("link", name="grace").click()
         first = assistant.locator("ol.timeline > li").last
-        first.locator("summary").click()
+        first.locator("summary").first.click()  # the submission's one compact row opens
+        first.get_by_text("Add a comment").click()  # each action behind one control
         first.get_by_label("Comment for grace").fill(
             "Two optimizer steps: sum the gradients first."
         )
         first.get_by_role("button", name="Comment").click()
         expect(assistant.locator("ol.timeline")).to_contain_text("sum the gradients first")
         grade_row = assistant.locator(f"#grade-{slug}")
+        grade_row.locator("summary", has_text="Override").click()
         grade_row.get_by_label("Points").fill("7")
         grade_row.get_by_label("Reason").fill("the write-up was missing")
         grade_row.get_by_role("button", name="Override").click()
