@@ -97,7 +97,7 @@ def test_the_check_runs_on_a_worker_and_a_passed_version_is_published(
     while "being prepared" in preview and time.monotonic() < deadline:
         time.sleep(0.5)
         preview = browser.get(f"/author/problems/{BANK_SLUG}?version=2").text
-    assert "<summary>tiny</summary>" in preview and "<th>expected</th>" in preview
+    assert "<summary>tiny</summary>" in preview and "<th>expected <code>grad</code></th>" in preview
 
     published = browser.post(
         f"/author/problems/{BANK_SLUG}/versions/2/publish", data={"csrf_token": token}

@@ -381,7 +381,10 @@ def test_a_new_problem_is_checked_published_assigned_solved_and_regraded(site: S
     assert progress["lines"] == version.check_log.splitlines()
     assert version.check_log in html.unescape(client.get(editor).text)  # shown in the editor
     preview = client.get(f"{editor}/versions/1/preview").text
-    assert "<summary>sample</summary>" in preview and "<th>expected</th>" in preview
+    assert (
+        "<summary>sample</summary>" in preview
+        and "<th>expected <code>result</code></th>" in preview
+    )
 
     assert client.post(f"{editor}/versions/1/publish", data={"csrf_token": csrf}).status_code == 200
     course_page = client.get(f"/courses/{site.course_id}").text

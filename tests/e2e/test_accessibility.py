@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import ViewportSize
 
 from grader.config import PROJECT_ROOT, settings
+from grader.problems.problem import problem_folders
 from tests.app.server import Server, jaxjudge
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.server, pytest.mark.sandbox]
@@ -152,6 +153,14 @@ def test_every_page_passes_axe_and_fits_a_phone(world: dict[str, Any]) -> None:
                         if width > PHONE["width"]:
                             found.append(f"{path} @390: the page is {width} px wide, past"
                                          f" the edge: {page.evaluate(PAST_THE_EDGE)}")  # fmt: skip
+            if who == "ada":  # every problem's statement (long ones, display math) on a phone
+                page.set_viewport_size(PHONE)
+                for folder in problem_folders():
+                    page.goto(f"{server.url}/problems/{folder.name}")
+                    width = page.evaluate("document.documentElement.scrollWidth")
+                    if width > PHONE["width"]:
+                        found.append(f"/problems/{folder.name} @390: the page is {width} px"
+                                     f" wide: {page.evaluate(PAST_THE_EDGE)}")  # fmt: skip
             if who == "ada":  # the verdict panel the page's script draws after a run
                 page.goto(f"{server.url}/problems/{SLUG}")
                 page.get_by_role("button", name="Run samples").click()
