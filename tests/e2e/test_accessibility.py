@@ -63,7 +63,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "JAXJUDGE_DATA_DIR": str(settings.data_dir),
     }
     tokens = {}
-    for name, role in (("teacher", "instructor"), ("ada", "learner"), ("root", "admin")):
+    # newbie has done nothing yet: the problem list's "start here" state.
+    for name, role in (
+        ("teacher", "instructor"),
+        ("ada", "learner"),
+        ("root", "admin"),
+        ("newbie", "learner"),
+    ):
         made = jaxjudge(env, "users", "create", name, "--role", role, "--password-stdin",
                         stdin=f"{PASSWORD}\n")  # fmt: skip
         assert made.returncode == 0, made.stderr
@@ -104,6 +110,7 @@ def pages(world: dict[str, Any]) -> dict[str, list[str]]:
                     f"/courses/{course}/learners/{world['ada']}", f"/courses/{course}/people",
                     "/author"],
         "root": ["/admin/users", "/admin/workers", "/admin/lti", "/admin/mail"],
+        "newbie": ["/"],
         "": ["/login", "/signup", "/password/forgot"],
     }  # fmt: skip
 
@@ -153,6 +160,8 @@ def test_every_page_passes_axe_and_fits_a_phone(world: dict[str, Any]) -> None:
                         if width > PHONE["width"]:
                             found.append(f"{path} @390: the page is {width} px wide, past"
                                          f" the edge: {page.evaluate(PAST_THE_EDGE)}")  # fmt: skip
+            if who == "newbie":  # the state axe just walked is the one with "start here"
+                assert page.locator("#start-here").count() == 1
             if who == "ada":  # every problem's statement (long ones, display math) on a phone
                 page.set_viewport_size(PHONE)
                 for folder in problem_folders():
