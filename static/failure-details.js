@@ -25,7 +25,12 @@
     if (typeof value !== "number") return String(value);  // "nan", "inf", a description
     if (value === 0 || !Number.isFinite(value)) return String(value);
     const size = Math.abs(value);
-    if (size >= 1e-4 && size < 1e7) return String(Number(value.toPrecision(digits)));
+    if (size >= 1e-4 && size < 1e7) {
+      // Trailing zeros kept, so a column's values line up digit for digit (1.6380 over
+      // 1.4378); toPrecision's exponent form for large values written out (1.21e+3: 1210).
+      const text = value.toPrecision(digits);
+      return text.includes("e") ? String(Number(text)) : text;
+    }
     return value.toExponential(digits - 1).replace(/\.?0+e/, "e");
   }
   const numeric = (value) => (typeof value === "number" ? value : Number(value));  // "nan" -> NaN
