@@ -193,6 +193,9 @@ def _checked_configuration(invitation_id: str, url: str, body: Any) -> PlatformC
     return PlatformConfiguration(product=str(product)[:60], **fields)
 
 
+DESCRIPTION = "Graded JAX, Flax and Optax exercises."
+
+
 def tool_registration(base_url: str) -> dict[str, Any]:
     """What jaxjudge asks the platform to register (the client metadata)."""
     host = urlparse(base_url).netloc
@@ -214,7 +217,7 @@ def tool_registration(base_url: str) -> dict[str, Any]:
                 {"type": claims.DEEP_LINKING_REQUEST, "label": "jaxjudge problems"},
                 {"type": claims.RESOURCE_LINK_REQUEST},
             ],
-            "description": "Graded JAX, Flax and Optax exercises.",
+            "description": DESCRIPTION,
         },
     }
 
@@ -239,7 +242,7 @@ def canvas_configuration(base_url: str) -> dict[str, Any]:
     ]
     return {
         "title": "jaxjudge",
-        "description": "Graded JAX, Flax and Optax exercises.",
+        "description": DESCRIPTION,
         "oidc_initiation_url": f"{base_url}/lti/login",
         "target_link_uri": launch_url,
         "public_jwk_url": f"{base_url}/lti/jwks",

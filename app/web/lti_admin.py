@@ -58,14 +58,15 @@ def _admin_page(
         (platform, platforms.deployments_of(session=session, platform=platform))
         for platform in platforms.all_platforms(session=session)
     ]
+    tool = base_url(request)
     return page(
         request,
         "admin_lti.html",
         admin,
         code,
         platforms=registered,
-        tool=base_url(request),
-        address_warnings=address_warnings(base_url(request)),
+        tool=tool,
+        address_warnings=address_warnings(tool),
         public_url_set=settings.public_url is not None,
         outbox=lms_status.outbox(session),
         **extra,
