@@ -246,15 +246,13 @@ def register(commands: Any) -> None:
     submit.set_defaults(handler=cmd_submit)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The `jaxjudge` command: the grader's commands and the platform's."""
+def parser() -> argparse.ArgumentParser:
+    """The `jaxjudge` command's arguments: the grader's commands and the platform's."""
     from app.commands import accounts, courses, lti, mail, notify, problems, runtime
     from grader import cli as grader_cli
 
-    parser = argparse.ArgumentParser(
-        prog="jaxjudge", description="Graded JAX/Flax/Optax exercises."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+    top = argparse.ArgumentParser(prog="jaxjudge", description="Graded JAX/Flax/Optax exercises.")
+    commands = top.add_subparsers(dest="command", required=True)
     grader_cli.register(commands)
     register(commands)
     commands.choices["check"].set_defaults(handler=cmd_check)  # and record each result
@@ -265,7 +263,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     notify.register(commands)
     problems.register(commands)
     runtime.register(commands)
-    return grader_cli.run(parser, argv, CommandError)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `jaxjudge` command."""
+    from grader import cli as grader_cli
+
+    return grader_cli.run(parser(), argv, CommandError)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Any
 
+from jaxjudge_client.connection import DEFAULT_SERVER
+
 from app.commands.client import ApiClient, CommandError
 
 EXIT_OK = 0
@@ -21,7 +23,7 @@ def _client(args: argparse.Namespace) -> ApiClient:
         raise CommandError(
             "give an API token with --token or JAXJUDGE_TOKEN (`jaxjudge tokens create NAME`)"
         )
-    return ApiClient(args.server, token)
+    return ApiClient(args.server or os.environ.get("JAXJUDGE_SERVER") or DEFAULT_SERVER, token)
 
 
 def cmd_courses_list(args: argparse.Namespace) -> int:
@@ -94,7 +96,9 @@ def cmd_extensions_remove(args: argparse.Namespace) -> int:
 
 
 def _server_options(parser: Any) -> None:
-    parser.add_argument("--server", default="http://127.0.0.1:8000")
+    parser.add_argument(
+        "--server", default=None, help=f"default: $JAXJUDGE_SERVER, else {DEFAULT_SERVER}"
+    )
     parser.add_argument("--token", default=None, help="API token (default: $JAXJUDGE_TOKEN)")
 
 
