@@ -21,6 +21,13 @@ from nbclient import NotebookClient
 from app.web import client_download, notebook_example
 from grader.config import PROJECT_ROOT
 from tests.app.server import Server, jaxjudge, server_env
+from tests.docs.blocks import block, substituted
+
+# docs/api.md's notebook lines, run in the kernel as the account page shows them.
+INSTALL = block("docs/api.md", "%pip install https://judge.example.org/client/")
+SUBMIT_CELL = block("docs/api.md", "%%jaxjudge submit stable-logsumexp")
+RUN = [INSTALL, SUBMIT_CELL]
+EXAMPLE_SERVER = "https://judge.example.org"
 
 # One worker builds the module's server and kernel (about 23 s), not each of the two.
 pytestmark = [
@@ -130,12 +137,14 @@ def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
 ) -> None:
     running, token = server
     monkeypatch.setenv("JUPYTER_PATH", str(kernel_path))
-    monkeypatch.setenv("JAXJUDGE_SERVER", running.url)  # as Colab's secrets would set them
-    monkeypatch.setenv("JAXJUDGE_TOKEN", token)
+    monkeypatch.setenv("JAXJUDGE_TOKEN", token)  # as Colab's secrets would set it
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # the wheel's own dependencies are there: none
+    monkeypatch.delenv("JAXJUDGE_SERVER", raising=False)  # the documented cell sets it
     monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert SUBMIT_CELL.text.rstrip("\n") == notebook_example.SUBMIT_CELL
     cells = executed(
         [
-            "%load_ext jaxjudge_client",
+            substituted(INSTALL.text, {EXAMPLE_SERVER: running.url}),
             f"%%jaxjudge submit {SLUG}\n{CORRECT}",
             f"%%jaxjudge submit {SLUG}\n{WRONG}",
             DEFINED,
@@ -148,6 +157,8 @@ def test_a_notebook_submits_with_the_magic_and_reads_the_verdict(
         kernel_path,
         tmp_path,
     )
+    installed = [o for o in cells[0]["outputs"] if o["output_type"] == "error"]
+    assert installed == [], installed
     accepted = final(cells[1])
     assert accepted["text/plain"].startswith(f"{SLUG}: Accepted")
     assert "Accepted" in accepted["text/html"] and "<table" in accepted["text/html"]
