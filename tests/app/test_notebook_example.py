@@ -24,6 +24,8 @@ def test_the_docs_show_the_example_as_it_is() -> None:
     docs = (PROJECT_ROOT / "docs" / "api.md").read_text()
     assert f"```python\n{notebook_example.SUBMIT_CELL}\n```" in docs
     assert f"`{notebook_example.FUNCTION_LINE}`" in docs
+    installing = notebook_example.install_cell("https://judge.example.org")
+    assert f"```python\n{installing}\n```" in docs
 
 
 def test_the_account_page_shows_the_example_as_it_is(database: str) -> None:
@@ -34,3 +36,6 @@ def test_the_account_page_shows_the_example_as_it_is(database: str) -> None:
         page = browser.get("/account").text
     assert f"<code>{html.escape(notebook_example.SUBMIT_CELL)}</code>" in page
     assert f"<code>{html.escape(notebook_example.FUNCTION_LINE)}</code>" in page
+    server = "http://testserver"  # the in-process client's own address
+    for shown in (notebook_example.install_cell(server), notebook_example.terminal_command(server)):
+        assert f"<code>{shown}</code>" in html.unescape(page)  # Jinja writes " as &#34;

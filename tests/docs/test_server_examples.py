@@ -21,6 +21,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from app.web import notebook_example
 from grader.config import PROJECT_ROOT
 from tests.app.server import bank_prepared, free_port
 from tests.docs.blocks import block, run_shell, substituted
@@ -161,6 +162,13 @@ def test_the_client_and_curl_examples_and_an_instructors_commands(site: Site) ->
     assert any(line.split()[:2] == [SLUG, "solved"] for line in problems.stdout.splitlines()), (
         problems.stdout
     )
+    # The account page's terminal command, with the page's own address filled in.
+    page_command = substituted(
+        notebook_example.terminal_command(site.url),
+        {"JAXJUDGE_TOKEN=...": f"JAXJUDGE_TOKEN={learner}", " SLUG ": f" {SLUG} "},
+    )
+    (from_page,) = site.shell(page_command)
+    assert from_page.stdout.startswith(f"{SLUG}: Accepted"), from_page
 
     # The instructor sets a due date before the examples' extensions (one now past,
     # confirmed), then runs the scripts.
