@@ -300,6 +300,11 @@ def run(
         if getattr(args, "json", False):  # `--json` promises one JSON object, errors too
             print(json.dumps({"error": str(error)}))
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader left (`jaxjudge grade ... | head`): stop quietly, and let the
+        # interpreter's last flush write nowhere rather than fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
     return code
 
 

@@ -41,7 +41,7 @@ RUN: list[Block] = [
 
 SHOWN: dict[Block, str] = {
     block("README.md", "make run"): "the two make targets: `make test` is this run itself;"
-    " `make run` serves what tests/docs/test_server_examples.py serves (see MAKE_TARGETS)",
+    " both targets exist (tests/docs/test_file_examples.py, make -n)",
     block("docs/architecture.md", "pyproject.toml"): "a map of the tree: tests/test_docs.py"
     " checks that every path it names exists",
     block("docs/architecture.md", "grader.child"): "the grader's layers, held to the code by"
@@ -60,8 +60,9 @@ SHOWN: dict[Block, str] = {
     " X-Forwarded-For it sets is tested against the server in tests/app/test_server_guards.py",
     block("docs/deployment.md", "$ jaxjudge doctor"): "this VM's doctor output: the checks'"
     " names are compared with grader/doctor.py's in tests/docs/test_file_examples.py",
-    block("docs/deployment.md", "jaxjudge doctor --device gpu"): "needs a GPU: the commands"
-    " parse here (below); ../shared/gpu-check runs them on a GPU",
+    block("docs/deployment.md", "jaxjudge doctor --device gpu"): "needs a GPU, which CI does"
+    " not have: the commands parse here (below); `check --device gpu` and `prepare --device"
+    " gpu` are what ../shared/gpu-check runs where a GPU is lent",
     block("docs/deployment.md", "kubectl apply"): "needs a Kubernetes cluster: the manifests"
     " are validated by tests/deploy/test_kubernetes.py; the jaxjudge command parses here",
     block("docs/development.md", "make lint typecheck"): "make targets: each exists (below);"

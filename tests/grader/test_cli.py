@@ -176,3 +176,18 @@ def test_check_and_prepare_on_a_gpu_need_one(
     for command in ("check", "prepare"):
         assert main([command, "scan-microbatched-grads", "--device", "gpu"]) == 2
         assert "needs a GPU worker" in capsys.readouterr().err
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`jaxjudge new x | head -0`: the pipe is closed before the command writes."""
+    env = {**os.environ, "JAXJUDGE_CONTENT_DIR": str(tmp_path)}
+    command = subprocess.Popen(
+        [*JAXJUDGE, "new", "left-early"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert command.stdout is not None and command.stderr is not None
+    command.stdout.close()  # long before the interpreter has started
+    with command.stderr:
+        said = command.stderr.read().decode()
+    assert command.wait(timeout=60) == 1
+    assert said == ""  # no BrokenPipeError, no "Exception ignored" at exit
+    assert (tmp_path / "problems" / "left-early" / "problem.toml").is_file()  # it did its work
