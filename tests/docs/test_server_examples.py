@@ -45,6 +45,9 @@ RUN = [SERVE, QUICKSTART, CLIENT, NOTEBOOK_BY_CURL, COURSE_COMMANDS, EXTENSIONS_
 SLUG = "scan-microbatched-grads"  # the examples' problem
 SOLUTION = (PROJECT_ROOT / "reference_solutions" / f"{SLUG}.py").read_text()
 EXAMPLE_SERVER = "http://127.0.0.1:8000"
+# The course the examples script: the client's notebook assignment ("Week 1") and the
+# problem docs/instructors.md's extensions CSV names.
+ASSIGNED = [(SLUG, "Week 1"), ("nnx-grad-accumulation", None)]
 
 
 @dataclass
@@ -130,9 +133,9 @@ def test_the_client_and_curl_examples_and_an_instructors_commands(site: Site) ->
     teacher = _token(site, "teacher", "instructor")
     learner = _token(site, "ada", "learner")
     course = site.api("POST", "/api/courses", teacher, {"name": "Deep learning 101"})
-    for problem, notebook in ((SLUG, "Week 1"), ("nnx-grad-accumulation", None)):
+    for problem, notebook_name in ASSIGNED:
         site.api("PUT", f"/api/courses/{course['id']}/assignments", teacher,
-                 {"problem": problem, "notebook": notebook})  # fmt: skip
+                 {"problem": problem, "notebook": notebook_name})  # fmt: skip
     site.api("POST", "/api/courses/join", learner, {"code": course["join_code"]})
     site.api("POST", "/api/courses/join", _token(site, "bob", "learner"),
              {"code": course["join_code"]})  # fmt: skip
@@ -172,9 +175,9 @@ def test_the_client_and_curl_examples_and_an_instructors_commands(site: Site) ->
 
     # The instructor sets a due date before the examples' extensions (one now past,
     # confirmed), then runs the scripts.
-    for problem, notebook in ((SLUG, "Week 1"), ("nnx-grad-accumulation", None)):
+    for problem, notebook_name in ASSIGNED:
         site.api("PUT", f"/api/courses/{course['id']}/assignments", teacher,
-                 {"problem": problem, "notebook": notebook, "opens_at": "2026-11-01T00:00:00",
+                 {"problem": problem, "notebook": notebook_name, "opens_at": "2026-11-01T00:00:00",
                   "due_at": "2026-12-01T00:00:00", "confirm_past_due": True})  # fmt: skip
     (site.folder / "extensions.csv").write_text(EXTENSIONS_CSV.text)
     commands = substituted(COURSE_COMMANDS.text, {" 3 ": f" {course['id']} "})
