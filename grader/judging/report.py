@@ -226,8 +226,7 @@ def describe_value(value: float | np.ndarray[Any, Any] | dict[str, Any]) -> str:
             "{" + ", ".join(f"{key!r}: {describe_value(item)}" for key, item in value.items()) + "}"
         )
     if value.size <= SHOW_VALUES_UP_TO:
-        body = np.array2string(value, precision=5, separator=", ", suppress_small=False)
-        return f"{value.dtype.name}{format_shape(value.shape)} {body}"
+        return f"{value.dtype.name}{format_shape(value.shape)} {_rounded(value)}"
     return f"{value.dtype.name} array of shape {format_shape(value.shape)}"
 
 
@@ -244,7 +243,7 @@ def shown_values(array: np.ndarray[Any, Any]) -> Any:
     if array.size > SHOW_VALUES_UP_TO:
         return f"{array.dtype.name} array of shape {format_shape(array.shape)}"
     if array.dtype.kind not in "iuf":
-        return f"{array.dtype.name}{format_shape(array.shape)} {np.array2string(array, precision=5, separator=', ')}"
+        return f"{array.dtype.name}{format_shape(array.shape)} {_rounded(array)}"
     return _json_safe(array.tolist())
 
 
@@ -313,7 +312,7 @@ def render_text(report: GradeReport) -> str:
 
 def rounded_values(shown: Any) -> str:
     """A ``shown_output`` as people read it: arrays rounded as the inputs beside them are
-    (``describe_value``: five decimals), a tree leaf by leaf, a description as it is."""
+    (``_rounded``, as ``describe_value``), a tree leaf by leaf, a description as it is."""
     if isinstance(shown, dict):
         return "\n".join(f"{path}: {rounded_values(leaf)}" for path, leaf in shown.items())
     if isinstance(shown, str):
@@ -322,6 +321,11 @@ def rounded_values(shown: Any) -> str:
         values = np.asarray(shown, dtype=np.float64)  # "nan" and "inf" strings read back
     except (TypeError, ValueError):
         return str(shown)
+    return _rounded(values)
+
+
+def _rounded(values: np.ndarray[Any, Any]) -> str:
+    """An array as a sample shows it: five decimals, comma-separated."""
     return np.array2string(values, precision=5, separator=", ", suppress_small=False)
 
 
