@@ -69,6 +69,12 @@ def progress_label(value: str) -> str:
 _TONE_COLOURS = {"good": "--ok", "bad": "--bad", "warn": "--warn", "muted": "--muted"}
 
 
+def points(score: float, most: float) -> str:
+    """A score (0..1) as the points it is worth, as every grade table shows them: to two
+    decimals, trailing zeros dropped (0.8 of 10: "8"; 1/3 of 10: "3.33")."""
+    return f"{round(score * most, 2):g}"
+
+
 def verdicts_css() -> str:
     """One rule per verdict, generated from the vocabulary: nothing to keep in step."""
     return "".join(
@@ -94,6 +100,7 @@ templates.env.filters["verdict_tone"] = verdict_tone
 templates.env.filters["track_title"] = track_title
 templates.env.filters["progress_label"] = progress_label
 templates.env.filters["rounded_values"] = rounded_values
+templates.env.filters["points"] = points
 # The vocabulary, so templates compare with members, not spelled-out strings.
 templates.env.globals.update(
     Verdict=Verdict,

@@ -331,3 +331,11 @@ def test_sample_cases_show_the_stored_inputs_and_expected_values_and_code_is_col
     css = browser.get("/assets/highlight.css")
     assert css.status_code == 200
     assert ".highlight" in css.text
+
+
+def test_points_are_shown_to_two_decimals_without_trailing_zeros() -> None:
+    from app.web.render import points
+
+    assert [points(0.8, 10), points(1 / 3, 10), points(0.125, 1), points(0.0, 5)] == [
+        "8", "3.33", "0.12", "0",
+    ]  # fmt: skip
