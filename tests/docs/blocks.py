@@ -6,13 +6,15 @@ it (each test module's ``RUN`` list), or a reason it is shown and not run here."
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.config import PROJECT_ROOT
+from grader.config import PROJECT_ROOT, settings
 
 DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (PROJECT_ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -115,6 +117,23 @@ def inline_commands(doc: str) -> list[str]:
     text = FENCE.sub("", (PROJECT_ROOT / doc).read_text())
     spans = re.findall(r"`([^`\n]+)`", text)
     return [s for s in spans if s.split(" ", 1)[0] in PROGRAMS and " " in s]
+
+
+def checkout_like(folder: Path) -> Path:
+    """A folder where `.venv/bin/jaxjudge` is this run's, as in a checkout."""
+    (folder / ".venv").symlink_to(sys.prefix)
+    return folder
+
+
+def shell_env(folder: Path, **settings_: str) -> dict[str, str]:
+    """`jaxjudge` on the PATH; a database of the folder's own; this run's caches."""
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "JAXJUDGE_DATABASE_URL": f"sqlite:///{folder / 'jaxjudge.db'}",
+        "JAXJUDGE_DATA_DIR": str(settings.data_dir),
+        **settings_,
+    }
 
 
 @dataclass(frozen=True)

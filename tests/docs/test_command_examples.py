@@ -7,16 +7,21 @@ compared with what they printed, numbers aside."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from grader.config import PROJECT_ROOT, settings
+from grader.config import PROJECT_ROOT
 from grader.problems.scaffold import scaffold_files
 from tests.conftest import lean_copy
-from tests.docs.blocks import block, run_shell, shown_output_matches, substituted
+from tests.docs.blocks import (
+    block,
+    checkout_like,
+    run_shell,
+    shell_env,
+    shown_output_matches,
+    substituted,
+)
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -40,23 +45,6 @@ RUN = [
     LMS,
     AUTHOR_TESTS,
 ]
-
-
-def checkout_like(folder: Path) -> Path:
-    """A folder where `.venv/bin/jaxjudge` is this run's, as in a checkout."""
-    (folder / ".venv").symlink_to(sys.prefix)
-    return folder
-
-
-def shell_env(folder: Path, **settings_: str) -> dict[str, str]:
-    """`jaxjudge` on the PATH; a database of the folder's own; this run's caches."""
-    return {
-        **os.environ,
-        "PATH": f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ['PATH']}",
-        "JAXJUDGE_DATABASE_URL": f"sqlite:///{folder / 'jaxjudge.db'}",
-        "JAXJUDGE_DATA_DIR": str(settings.data_dir),
-        **settings_,
-    }
 
 
 def test_the_grading_examples_grade_as_shown(tmp_path: Path) -> None:

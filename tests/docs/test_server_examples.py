@@ -24,8 +24,7 @@ import pytest
 from app.web import notebook_example
 from grader.config import PROJECT_ROOT
 from tests.app.server import bank_prepared, free_port
-from tests.docs.blocks import block, run_shell, substituted
-from tests.docs.test_command_examples import checkout_like, shell_env
+from tests.docs.blocks import block, checkout_like, run_shell, shell_env, substituted
 
 pytestmark = [
     pytest.mark.server,
