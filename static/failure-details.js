@@ -67,8 +67,8 @@
     return [...keep].sort((a, b) => a - b);
   }
 
-  function valuesTable(expected, got, tolerance, label) {
-    const want = flattened(expected), have = flattened(got);
+  // want, have: the expected and got values, flattened (same shape).
+  function valuesTable(want, have, tolerance, label) {
     const digits = digitsFor(tolerance);
     const ratios = want.pairs.map(([, w], i) => ratioOf(have.pairs[i][1], w, tolerance));
     const first = ratios.findIndex((r) => r > (tolerance ? 1 : 0));
@@ -126,10 +126,6 @@
     return `${name}: ${times} the tolerance${allowed} at ${at}; ${ratios.filter((r) => r > 1).length} of ${ratios.length} elements outside (values shown to ${digits} significant digits)`;
   }
 
-  function sameShape(expected, got) {
-    return JSON.stringify(flattened(expected).shape) === JSON.stringify(flattened(got).shape);
-  }
-
   function fullValues(expected, got) {
     const box = el("details", null, "full-values");
     box.append(el("summary", "Full values"));
@@ -154,12 +150,14 @@
   // One output (or one leaf of a tree output): its block.
   function outputBlock(name, expected, got, tolerance) {
     const block = el("section", null, "output-detail");
-    if (typeof expected === "string" || typeof got === "string" || !sameShape(expected, got)) {
+    const described = typeof expected === "string" || typeof got === "string";
+    const want = described ? null : flattened(expected), have = described ? null : flattened(got);
+    if (described || JSON.stringify(want.shape) !== JSON.stringify(have.shape)) {
       const why = typeof got === "string" ? got : typeof expected === "string" ? expected
-        : `expected shape ${named(flattened(expected).shape)}, got ${named(flattened(got).shape)}`;
+        : `expected shape ${named(want.shape)}, got ${named(have.shape)}`;
       block.append(el("h5", `${name}: ${why}`));
     } else {
-      const result = valuesTable(expected, got, tolerance, `${name}: expected and got`);
+      const result = valuesTable(want, have, tolerance, `${name}: expected and got`);
       block.append(el("h5", summaryOf(name, result, tolerance)));
       const scroll = el("div", null, "scroll-x");
       scroll.tabIndex = 0;
