@@ -24,7 +24,7 @@ from grader.config import PROJECT_ROOT
 from grader.errors import ProblemError
 from grader.problems.problem import ProblemConfig, load_problem, parts_of
 from grader.problems.quiz import load_quiz
-from grader.problems.scaffold import scaffold_files
+from grader.problems.scaffold import scaffold as scaffold_problem
 from tests.docs.blocks import Block, all_blocks, block, logical_lines
 
 QUIZ = block("docs/authoring.md", "[[questions]]")
@@ -41,9 +41,7 @@ SLUG = "my-problem"  # the authoring guide's example problem
 @pytest.fixture
 def scaffold(tmp_path: Path) -> Path:
     """`jaxjudge new my-problem`'s files, as the guide's examples start from them."""
-    for name, data in scaffold_files(SLUG).items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(data)
+    scaffold_problem(SLUG, tmp_path)
     return tmp_path / "problems" / SLUG
 
 

@@ -14,7 +14,7 @@ import pytest
 from grader.errors import ProblemError
 from grader.problems.problem import ProblemConfig, load_problem
 from grader.problems.quiz import Quiz
-from grader.problems.scaffold import scaffold_files
+from grader.problems.scaffold import scaffold, scaffold_files
 from grader.problems.schema_errors import ALLOWED_BY_PATTERN
 
 TOML = scaffold_files("tiny")["problems/tiny/problem.toml"].decode()
@@ -119,9 +119,7 @@ COMMON_MISTAKES: list[tuple[str, Callable[[str], str], str]] = [
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    for name, data in scaffold_files("tiny").items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(data)
+    scaffold("tiny", tmp_path)
     return tmp_path / "problems" / "tiny"
 
 
